@@ -1,0 +1,23 @@
+//! # Vegas
+//!
+//! An online instant-lottery game: a player buys a 3 € ticket and scratches its four surfaces (Poker,
+//! Roulette, Craps, Jackpot). The parts, each in its own folder:
+//!
+//! - [`rules`]: the regulation as data and pure functions; the evaluator reads a lot off symbols.
+//! - [`composer`]: turns a pre-assigned lot and seeded randomness into symbols, following the
+//!   designer-editable design file (`static/design.toml`), validated at load.
+//! - [`block`] (native): blocks of 1 500 000 tickets from a 256-bit seed, their Merkle commitment and audit.
+//! - [`payload`]: the signed ticket format (compact JWS, EdDSA) and its verification, shared by the
+//!   server (signs) and the browser (verifies).
+//! - `server` (native): the axum ticket server — players, wallet ledger, sales, history, emissions.
+//! - `web` (wasm32): the Yew game the players see.
+//!
+//! See ARCHITECTURE.md for how a ticket flows through them and where each invariant is enforced.
+
+pub mod composer;
+pub mod money;
+pub mod payload;
+pub mod rules;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod block;

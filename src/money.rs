@@ -1,0 +1,88 @@
+//! Money: always integer euro cents, never floats.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::iter::Sum;
+use std::ops::Add;
+
+/// An amount of money the game prints or pays, in euro cents (`300` is 3 €).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Cents(pub u64);
+
+impl Cents {
+    pub const ZERO: Cents = Cents(0);
+
+    pub const fn euros(euros: u64) -> Cents {
+        Cents(euros * 100)
+    }
+
+    pub const fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whole euros, if the amount has no cents part (every amount a ticket prints is whole euros).
+    pub const fn whole_euros(self) -> Option<u64> {
+        if self.0 % 100 == 0 { Some(self.0 / 100) } else { None }
+    }
+}
+
+impl Add for Cents {
+    type Output = Cents;
+    fn add(self, other: Cents) -> Cents {
+        Cents(self.0 + other.0)
+    }
+}
+
+impl Sum for Cents {
+    fn sum<I: Iterator<Item = Cents>>(iter: I) -> Cents {
+        iter.fold(Cents::ZERO, Add::add)
+    }
+}
+
+/// French format, as a player reads it: `12,00 €`, `40 000,00 €` (narrow no-break space between thousands).
+impl fmt::Display for Cents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{},{:02}\u{a0}€", group_thousands(self.0 / 100), self.0 % 100)
+    }
+}
+
+/// Signed amounts (ledger rows, balances) in the same French format.
+pub fn format_signed_cents(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    format!("{sign}{}", Cents(cents.unsigned_abs()))
+}
+
+fn group_thousands(mut n: u64) -> String {
+    let mut groups = Vec::new();
+    loop {
+        if n < 1000 {
+            groups.push(n.to_string());
+            break;
+        }
+        groups.push(format!("{:03}", n % 1000));
+        n /= 1000;
+    }
+    groups.reverse();
+    groups.join("\u{202f}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_like_a_french_player_expects() {
+        assert_eq!(Cents(1200).to_string(), "12,00\u{a0}€");
+        assert_eq!(Cents(5).to_string(), "0,05\u{a0}€");
+        assert_eq!(Cents::euros(40_000).to_string(), "40\u{202f}000,00\u{a0}€");
+        assert_eq!(Cents::euros(1_000_000).to_string(), "1\u{202f}000\u{202f}000,00\u{a0}€");
+        assert_eq!(format_signed_cents(-300), "-3,00\u{a0}€");
+    }
+
+    #[test]
+    fn whole_euros_only_when_no_cents() {
+        assert_eq!(Cents(300).whole_euros(), Some(3));
+        assert_eq!(Cents(301).whole_euros(), None);
+    }
+}
