@@ -1,0 +1,219 @@
+//! The signed ticket payload: what the server hands a player and the browser checks before drawing.
+//!
+//! Format (version 1): a compact JWS (RFC 7515) signed with Ed25519 (`alg` `EdDSA`, RFC 8037), so that
+//! any JOSE library can check it. The protected header is `{"alg":"EdDSA","kid":…,"typ":"vegas-ticket+jwt"}`;
+//! `kid` is the RFC 7638 thumbprint of the public key, published in a JWKS. The claims are
+//! [`TicketClaims`]: JWT's `jti` (ticket id), `sub` (owner) and `iat` (time of sale, Unix seconds),
+//! then `v` (format version), `serial` (emission, block, index), `zones` (the twelve zones' symbols,
+//! as [`Ticket`] serialises them) and `lot_cents`.
+//!
+//! [`verify`] returns the ticket only if the signature is valid for a published key AND the evaluator,
+//! reading the zones, finds exactly the signed lot: a signed ticket is never trusted on its word.
+
+use crate::money::Cents;
+use crate::rules::{InvalidTicket, Outcome, Ticket};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+pub const FORMAT_VERSION: u32 = 1;
+pub const JWS_TYPE: &str = "vegas-ticket+jwt";
+
+/// Where a ticket sits: emission, block of the emission, index in the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Serial {
+    pub emission: u32,
+    pub block: u32,
+    pub index: u32,
+}
+
+/// Printed on the ticket, e.g. `E1-B3-0012345`.
+impl fmt::Display for Serial {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "E{}-B{}-{:07}", self.emission, self.block, self.index)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TicketClaims {
+    pub v: u32,
+    /// The ticket's id at the server.
+    pub jti: String,
+    /// The player who bought it.
+    pub sub: String,
+    /// Time of sale, Unix seconds.
+    pub iat: i64,
+    pub serial: Serial,
+    pub zones: Ticket,
+    pub lot_cents: Cents,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    alg: String,
+    kid: String,
+    #[serde(default)]
+    typ: Option<String>,
+}
+
+/// A public key as a JWK (RFC 8037: `kty` OKP, `crv` Ed25519).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Jwk {
+    pub kty: String,
+    pub crv: String,
+    pub x: String,
+    pub kid: String,
+    #[serde(default)]
+    pub alg: Option<String>,
+    #[serde(rename = "use", default)]
+    pub use_: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Jwks {
+    pub keys: Vec<Jwk>,
+}
+
+impl Jwk {
+    pub fn from_key(key: &VerifyingKey) -> Jwk {
+        let x = B64.encode(key.as_bytes());
+        Jwk { kid: thumbprint(&x), kty: "OKP".into(), crv: "Ed25519".into(), x, alg: Some("EdDSA".into()), use_: Some("sig".into()) }
+    }
+
+    fn verifying_key(&self) -> Result<VerifyingKey, PayloadError> {
+        if self.kty != "OKP" || self.crv != "Ed25519" {
+            return Err(PayloadError::UnsupportedKey(self.kid.clone()));
+        }
+        let bytes: [u8; 32] = B64
+            .decode(&self.x)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| PayloadError::UnsupportedKey(self.kid.clone()))?;
+        VerifyingKey::from_bytes(&bytes).map_err(|_| PayloadError::UnsupportedKey(self.kid.clone()))
+    }
+}
+
+/// RFC 7638 thumbprint: SHA-256 of the required members in lexicographic order, base64url.
+fn thumbprint(x: &str) -> String {
+    let canonical = format!(r#"{{"crv":"Ed25519","kty":"OKP","x":"{x}"}}"#);
+    B64.encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// The server's signing key and its key id.
+pub struct TicketSigner {
+    key: SigningKey,
+    kid: String,
+}
+
+impl TicketSigner {
+    pub fn from_secret(secret: [u8; 32]) -> TicketSigner {
+        let key = SigningKey::from_bytes(&secret);
+        let kid = Jwk::from_key(&key.verifying_key()).kid;
+        TicketSigner { key, kid }
+    }
+
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    pub fn jwk(&self) -> Jwk {
+        Jwk::from_key(&self.key.verifying_key())
+    }
+
+    pub fn jwks(&self) -> Jwks {
+        Jwks { keys: vec![self.jwk()] }
+    }
+
+    /// Signs the claims as a compact JWS.
+    pub fn sign(&self, claims: &TicketClaims) -> String {
+        let header = Header { alg: "EdDSA".into(), kid: self.kid.clone(), typ: Some(JWS_TYPE.into()) };
+        let input = format!("{}.{}", b64_json(&header), b64_json(claims));
+        let signature = self.key.sign(input.as_bytes());
+        format!("{input}.{}", B64.encode(signature.to_bytes()))
+    }
+}
+
+/// One JWS part; serialising these plain structs cannot fail.
+fn b64_json<T: Serialize>(value: &T) -> String {
+    B64.encode(serde_json::to_vec(value).expect("plain structs serialise"))
+}
+
+/// A payload that passed every check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedTicket {
+    pub claims: TicketClaims,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    #[error("the payload is not a compact JWS: {0}")]
+    Malformed(&'static str),
+    #[error("the payload's algorithm {0:?} is not EdDSA")]
+    Algorithm(String),
+    #[error("no published key has the id {0:?}")]
+    UnknownKey(String),
+    #[error("the key {0:?} is not a usable Ed25519 key")]
+    UnsupportedKey(String),
+    #[error("the signature does not match the payload")]
+    Signature,
+    #[error("the ticket claims are not readable: {0}")]
+    Claims(String),
+    #[error("ticket format version {0} is not supported (this build reads version {FORMAT_VERSION})")]
+    Version(u32),
+    #[error("the ticket is not valid: {0}")]
+    InvalidTicket(#[from] InvalidTicket),
+    #[error("the ticket is signed for a lot of {signed} but its symbols read {read}")]
+    LotMismatch { signed: Cents, read: Cents },
+}
+
+/// Checks a payload against the published keys, then re-reads its lot with the evaluator.
+pub fn verify(token: &str, jwks: &Jwks) -> Result<VerifiedTicket, PayloadError> {
+    let mut parts = token.split('.');
+    let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(PayloadError::Malformed("expected three dot-separated parts"));
+    };
+    let header: Header = B64
+        .decode(header64)
+        .ok()
+        .and_then(|h| serde_json::from_slice(&h).ok())
+        .ok_or(PayloadError::Malformed("unreadable protected header"))?;
+    if header.alg != "EdDSA" {
+        return Err(PayloadError::Algorithm(header.alg));
+    }
+    let jwk = jwks.keys.iter().find(|k| k.kid == header.kid).ok_or(PayloadError::UnknownKey(header.kid))?;
+    let signature: [u8; 64] = B64
+        .decode(sig64)
+        .ok()
+        .and_then(|s| s.try_into().ok())
+        .ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
+    let signing_input = &token[..header64.len() + 1 + claims64.len()];
+    jwk.verifying_key()?
+        .verify_strict(signing_input.as_bytes(), &Signature::from_bytes(&signature))
+        .map_err(|_| PayloadError::Signature)?;
+    let claims_json = B64.decode(claims64).map_err(|_| PayloadError::Malformed("claims are not base64url"))?;
+    // Read the version first so that a future format is reported as such, not as garbage.
+    #[derive(Deserialize)]
+    struct Versioned {
+        v: u32,
+    }
+    let version: Versioned = serde_json::from_slice(&claims_json).map_err(|e| PayloadError::Claims(e.to_string()))?;
+    if version.v != FORMAT_VERSION {
+        return Err(PayloadError::Version(version.v));
+    }
+    let claims: TicketClaims = serde_json::from_slice(&claims_json).map_err(|e| PayloadError::Claims(e.to_string()))?;
+    let outcome = claims.zones.evaluate()?;
+    if outcome.lot != claims.lot_cents {
+        return Err(PayloadError::LotMismatch { signed: claims.lot_cents, read: outcome.lot });
+    }
+    Ok(VerifiedTicket { claims, outcome })
+}
+
+#[cfg(test)]
+mod tests;
