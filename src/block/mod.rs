@@ -1,0 +1,171 @@
+//! Blocks of 1 500 000 tickets, made from a 256-bit secret seed so that the whole block can be
+//! recomputed and audited.
+//!
+//! - Lots: the prize table's lots plus 1 154 471 zeros, shuffled with [`fisher_yates`] drawing from
+//!   ChaCha20 keyed by the seed, on stream [`SHUFFLE_STREAM`].
+//! - Ticket `i`: composed from its lot with ChaCha20 keyed by the seed on stream `i`.
+//! - Commitment: a SHA-256 Merkle tree over every ticket (see [`merkle`]), its root fixed and published
+//!   before the first sale; the seed is revealed once the block is closed.
+//!
+//! Making a block evaluates every ticket it composes: a block in which the composer and the evaluator
+//! disagree on a single ticket is never made. [`audit`] redoes it all from the seed.
+
+pub mod merkle;
+
+use crate::composer::{ComposeError, Design, compose, fisher_yates};
+use crate::money::Cents;
+use crate::payload::Serial;
+use crate::rules::prize_table::{BLOCK_SIZE, LOSERS_PER_BLOCK, PRIZE_TABLE};
+use crate::rules::{InvalidTicket, Ticket};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+pub type Seed = [u8; 32];
+pub type Hash = [u8; 32];
+
+/// The ChaCha20 stream the lot shuffle draws from; tickets use streams `0..BLOCK_SIZE`.
+pub const SHUFFLE_STREAM: u64 = u64::MAX;
+
+/// Lots of a block in a compact form: `0` loses, `k` is `PRIZE_TABLE[k - 1]`.
+pub type LotCode = u8;
+
+pub fn lot_of(code: LotCode) -> Cents {
+    code.checked_sub(1).map_or(Cents::ZERO, |k| PRIZE_TABLE[usize::from(k)].lot)
+}
+
+/// The block's lots, in sale order.
+pub fn shuffled_lots(seed: &Seed) -> Vec<LotCode> {
+    let mut lots = Vec::with_capacity(BLOCK_SIZE as usize);
+    lots.resize(LOSERS_PER_BLOCK as usize, 0);
+    for (k, tier) in PRIZE_TABLE.iter().enumerate() {
+        lots.extend(std::iter::repeat_n(k as LotCode + 1, tier.count as usize));
+    }
+    let mut rng = ChaCha20Rng::from_seed(*seed);
+    rng.set_stream(SHUFFLE_STREAM);
+    fisher_yates(&mut lots, &mut rng);
+    lots
+}
+
+/// The symbols of ticket `index`, whose lot the shuffle fixed.
+pub fn compose_ticket(design: &Design, seed: &Seed, index: u32, lot: Cents) -> Result<Ticket, ComposeError> {
+    let mut rng = ChaCha20Rng::from_seed(*seed);
+    rng.set_stream(u64::from(index));
+    compose(design, lot, &mut rng)
+}
+
+/// A made block: what the server keeps to sell it.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub emission: u32,
+    pub block: u32,
+    pub lots: Vec<LotCode>,
+    pub root: Hash,
+    pub design_hash: Hash,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    #[error("ticket {index}: the composer cannot print a lot of {lot}: {error}")]
+    Compose { index: u32, lot: Cents, error: ComposeError },
+    #[error("ticket {index} was assigned {assigned} but its symbols are invalid: {error}")]
+    Invalid { index: u32, assigned: Cents, error: InvalidTicket },
+    #[error("ticket {index} was assigned {assigned} but its symbols read {read}")]
+    Disagreement { index: u32, assigned: Cents, read: Cents },
+    #[error("the block holds {found} lots of {lot}, the prize table {expected}")]
+    PrizeTable { lot: Cents, expected: u32, found: u32 },
+    #[error("the recomputed root {found} differs from the committed root {committed}")]
+    Root { committed: String, found: String },
+    #[error("the block was made with design {committed}, the audit was given design {given}")]
+    Design { committed: String, given: String },
+}
+
+/// What an audit checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditReport {
+    pub tickets: u32,
+    /// Tickets per lot, as read off the symbols by the evaluator (0 € included).
+    pub counts: BTreeMap<Cents, u32>,
+    pub total_payout: Cents,
+    pub root: Hash,
+}
+
+impl Block {
+    /// Shuffles, composes, evaluates and commits a whole block.
+    pub fn make(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Block, BlockError> {
+        let (made, _) = build(design, emission, block, seed)?;
+        Ok(made)
+    }
+
+    pub fn commitment(&self) -> Commitment {
+        Commitment { root: self.root, design_hash: self.design_hash }
+    }
+
+    pub fn serial(&self, index: u32) -> Serial {
+        Serial { emission: self.emission, block: self.block, index }
+    }
+
+    pub fn lot(&self, index: u32) -> Cents {
+        lot_of(self.lots[index as usize])
+    }
+}
+
+fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<(Block, BTreeMap<Cents, u32>), BlockError> {
+    let lots = shuffled_lots(seed);
+    let read: Vec<(Hash, Cents)> = lots
+        .par_iter()
+        .enumerate()
+        .map_init(Vec::new, |buffer, (i, &code)| {
+            let index = i as u32;
+            let assigned = lot_of(code);
+            let ticket = compose_ticket(design, seed, index, assigned).map_err(|error| BlockError::Compose { index, lot: assigned, error })?;
+            let read = ticket.evaluate().map_err(|error| BlockError::Invalid { index, assigned, error })?.lot;
+            if read != assigned {
+                return Err(BlockError::Disagreement { index, assigned, read });
+            }
+            Ok((merkle::leaf(buffer, Serial { emission, block, index }, &ticket, read), read))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut counts = BTreeMap::new();
+    for &(_, lot) in &read {
+        *counts.entry(lot).or_insert(0u32) += 1;
+    }
+    let root = merkle::root(read.into_iter().map(|(leaf, _)| leaf).collect());
+    Ok((Block { emission, block, lots, root, design_hash: design.hash }, counts))
+}
+
+/// Recomputes a block from its seed and checks everything: the prize table exactly, every ticket valid,
+/// composer and evaluator agreeing on every ticket, and the committed root.
+pub fn audit(design: &Design, emission: u32, block: u32, seed: &Seed, committed: &Commitment) -> Result<AuditReport, BlockError> {
+    if design.hash != committed.design_hash {
+        return Err(BlockError::Design { committed: hex(&committed.design_hash), given: hex(&design.hash) });
+    }
+    let (made, counts) = build(design, emission, block, seed)?;
+    let expected = PRIZE_TABLE.iter().map(|t| (t.lot, t.count)).chain([(Cents::ZERO, LOSERS_PER_BLOCK)]);
+    for (lot, expected) in expected {
+        let found = counts.get(&lot).copied().unwrap_or(0);
+        if found != expected {
+            return Err(BlockError::PrizeTable { lot, expected, found });
+        }
+    }
+    if made.root != committed.root {
+        return Err(BlockError::Root { committed: hex(&committed.root), found: hex(&made.root) });
+    }
+    let total_payout = counts.iter().map(|(&lot, &n)| Cents(lot.0 * u64::from(n))).sum();
+    Ok(AuditReport { tickets: made.lots.len() as u32, counts, total_payout, root: made.root })
+}
+
+/// What is published about a block before its first sale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commitment {
+    pub root: Hash,
+    pub design_hash: Hash,
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests;
