@@ -21,3 +21,7 @@ pub mod rules;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod block;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod server;
+#[cfg(target_arch = "wasm32")]
+pub mod web;

@@ -1,7 +1,145 @@
-//! The `vegas` binary: the ticket server natively, the web game in the browser (wasm32).
+//! The `vegas` binary: the ticket server and its administration commands natively; the web game when
+//! built for wasm32 (by Trunk).
 
 #[cfg(not(target_arch = "wasm32"))]
-fn main() {}
+mod cli {
+    use clap::{Parser, Subcommand};
+    use std::net::SocketAddr;
+    use std::path::PathBuf;
+    use std::time::Duration;
+    use vegas::composer::design::DEFAULT_DESIGN_TOML;
+    use vegas::server::{AppState, Config, blocks, store};
+
+    #[derive(Parser)]
+    #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
+    struct Cli {
+        /// Where the store (SQLite) and the signing key live.
+        #[arg(long, env = "VEGAS_DATA", default_value = "data", global = true)]
+        data: PathBuf,
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[derive(Subcommand)]
+    enum Command {
+        /// Serve the game and its API.
+        Serve {
+            #[arg(long, env = "VEGAS_ADDR", default_value = "127.0.0.1:8080")]
+            addr: SocketAddr,
+            /// The built web app (Trunk's output).
+            #[arg(long, env = "VEGAS_DIST", default_value = "dist")]
+            dist: PathBuf,
+            /// Demo money for guests and new players (on for local runs).
+            #[arg(long, env = "VEGAS_DEMO", default_value_t = true, action = clap::ArgAction::Set)]
+            demo: bool,
+            /// Seconds after its sale when the server settles an unfinished ticket.
+            #[arg(long, env = "VEGAS_SETTLE_AFTER", default_value_t = 600)]
+            settle_after: u64,
+        },
+        /// Emissions of blocks.
+        Emission {
+            #[command(subcommand)]
+            command: EmissionCommand,
+        },
+        /// Blocks: list them, audit one.
+        Blocks {
+            #[command(subcommand)]
+            command: BlocksCommand,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum EmissionCommand {
+        /// Make a new emission of N blocks of 1 500 000 tickets.
+        Create {
+            #[arg(long, default_value_t = 1)]
+            blocks: u32,
+            /// A design file (TOML); the shipped static/design.toml by default.
+            #[arg(long)]
+            design: Option<PathBuf>,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum BlocksCommand {
+        /// Every block with its sold count and commitment.
+        List,
+        /// Recompute a block from its seed and check it.
+        Audit {
+            #[arg(long)]
+            emission: u32,
+            #[arg(long)]
+            block: u32,
+        },
+    }
+
+    fn open_store(data: &std::path::Path) -> Result<rusqlite::Connection, String> {
+        std::fs::create_dir_all(data).map_err(|e| e.to_string())?;
+        store::open(&data.join("vegas.sqlite3")).map_err(|e| e.to_string())
+    }
+
+    pub fn run() -> Result<(), String> {
+        let cli = Cli::parse();
+        match cli.command {
+            Command::Serve { addr, dist, demo, settle_after } => {
+                let mut conn = open_store(&cli.data)?;
+                if demo && store::blocks(&conn).map_err(|e| e.to_string())?.is_empty() {
+                    // A first local launch must be playable at once.
+                    tracing::info!("no block yet: making a first emission of one block");
+                    blocks::create_emission(&mut conn, DEFAULT_DESIGN_TOML, 1)?;
+                }
+                drop(conn);
+                let config = Config { data_dir: cli.data, dist_dir: dist, demo, settle_after: Duration::from_secs(settle_after) };
+                let state = AppState::open(config)?;
+                let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+                runtime.block_on(vegas::server::serve(state, addr))
+            }
+            Command::Emission { command: EmissionCommand::Create { blocks: n, design } } => {
+                let text = match design {
+                    Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+                    None => DEFAULT_DESIGN_TOML.to_owned(),
+                };
+                let emission = blocks::create_emission(&mut open_store(&cli.data)?, &text, n)?;
+                println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
+                Ok(())
+            }
+            Command::Blocks { command: BlocksCommand::List } => {
+                println!("{:>8} {:>5} {:>9} {:>6}  root", "emission", "block", "sold", "state");
+                for b in store::blocks(&open_store(&cli.data)?).map_err(|e| e.to_string())? {
+                    let state = if b.closed { "closed" } else { "open" };
+                    println!("{:>8} {:>5} {:>9} {:>6}  {}", b.emission, b.block, b.sold, state, vegas::block::hex(&b.root));
+                }
+                Ok(())
+            }
+            Command::Blocks { command: BlocksCommand::Audit { emission, block } } => {
+                let report = blocks::audit_stored(&open_store(&cli.data)?, emission, block)?;
+                println!("block E{emission}-B{block}: {} tickets, audit passed", report.tickets);
+                for (lot, count) in report.counts.iter().rev() {
+                    println!("  {count:>9} × {lot}");
+                }
+                println!("  total paid out: {}", report.total_payout);
+                println!("  root: {}", vegas::block::hex(&report.root));
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()))
+        .init();
+    match cli::run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vegas: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
 
 #[cfg(target_arch = "wasm32")]
-fn main() {}
+fn main() {
+    vegas::web::start();
+}

@@ -1,0 +1,227 @@
+//! Players and sessions. A session token is 32 random bytes, given to the client once (as an HttpOnly,
+//! SameSite=Strict cookie, and in the JSON body for API clients that send it as a bearer token) and
+//! stored only as its SHA-256. Passwords are kept as argon2id hashes.
+
+use super::error::{ApiError, ApiJson};
+use super::{AppState, now, os_random, store};
+use crate::money::Cents;
+use crate::payload::TicketSigner;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use axum::extract::{FromRequestParts, State};
+use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+pub const COOKIE_NAME: &str = "vegas_session";
+const SESSION_SECONDS: i64 = 30 * 24 * 3600;
+/// What a guest (or, in demo mode, a new player) starts with.
+pub const DEMO_CREDIT: Cents = Cents::euros(100);
+/// The most one demo top-up may add.
+pub const DEMO_TOP_UP_MAX: Cents = Cents::euros(100);
+
+/// An id or token: `N` random bytes in hex.
+pub fn random_hex<const N: usize>() -> String {
+    crate::block::hex(&os_random::<N>())
+}
+
+fn token_hash(token: &str) -> String {
+    crate::block::hex(&Sha256::digest(token.as_bytes()))
+}
+
+/// The Ed25519 signing key: created on first start in the data directory, readable by its owner only.
+pub fn load_or_create_key(data_dir: &Path) -> Result<TicketSigner, String> {
+    let path = data_dir.join("signing-key.ed25519");
+    let secret: [u8; 32] = match std::fs::read(&path) {
+        Ok(bytes) => bytes.try_into().map_err(|_| format!("{} is not a 32-byte Ed25519 secret", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let secret = os_random::<32>();
+            write_private(&path, &secret).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            secret
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    Ok(TicketSigner::from_secret(secret))
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// The signed-in player, from the bearer token or the session cookie.
+pub struct Player {
+    pub id: String,
+}
+
+impl FromRequestParts<AppState> for Player {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Player, ApiError> {
+        let token = session_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
+        let hash = token_hash(&token);
+        let id = state.db(move |c| store::session_player(c, &hash, now())).await?.ok_or(ApiError::Unauthorized)?;
+        Ok(Player { id })
+    }
+}
+
+fn session_token(headers: &HeaderMap) -> Option<String> {
+    if let Some(bearer) = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")) {
+        return Some(bearer.trim().to_owned());
+    }
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('=').map(str::to_owned))
+}
+
+#[derive(Serialize)]
+pub struct Me {
+    pub id: String,
+    pub name: Option<String>,
+    pub guest: bool,
+    pub demo: bool,
+    pub balance_cents: i64,
+}
+
+#[derive(Serialize)]
+struct SessionBody {
+    token: String,
+    player: Me,
+}
+
+async fn me_of(state: &AppState, id: String) -> Result<Me, ApiError> {
+    let demo = state.config.demo;
+    state
+        .db(move |c| {
+            let p = store::player(c, &id)?;
+            Ok(Me { balance_cents: store::balance(c, &p.id)?, id: p.id, name: p.name, guest: p.guest, demo })
+        })
+        .await
+}
+
+/// Opens a session for `player_id`: the cookie for browsers, the token in the body for API clients.
+async fn start_session(state: &AppState, player_id: String) -> Result<Response, ApiError> {
+    let token = random_hex::<32>();
+    let hash = token_hash(&token);
+    let id = player_id.clone();
+    state.db(move |c| store::create_session(c, &hash, &id, now() + SESSION_SECONDS)).await?;
+    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}");
+    let player = me_of(state, player_id).await?;
+    let mut response = ApiJson(SessionBody { token, player }).into_response();
+    response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&cookie).expect("hex cookie"));
+    Ok(response)
+}
+
+fn demo_only(state: &AppState) -> Result<(), ApiError> {
+    if state.config.demo { Ok(()) } else { Err(ApiError::Conflict("demo_off", "demo money is only available in demo mode".into())) }
+}
+
+/// `POST /api/guest`: a new guest player with demo money (demo mode only).
+pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> {
+    demo_only(&state)?;
+    let row = store::PlayerRow { id: format!("p-{}", random_hex::<12>()), name: None, guest: true };
+    let id = row.id.clone();
+    state.db(move |c| store::create_player(c, &row, None, DEMO_CREDIT, now())).await?;
+    start_session(&state, id).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Credentials {
+    name: String,
+    password: String,
+}
+
+fn check_new_credentials(c: &Credentials) -> Result<(), ApiError> {
+    let name_ok = (3..=32).contains(&c.name.chars().count())
+        && c.name.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '-' || ch == '.');
+    if !name_ok {
+        return Err(ApiError::BadRequest("a name has 3 to 32 letters, digits, '.', '_' or '-'".into()));
+    }
+    if c.password.chars().count() < 8 || c.password.len() > 256 {
+        return Err(ApiError::BadRequest("a password has 8 to 256 characters".into()));
+    }
+    Ok(())
+}
+
+/// `POST /api/register`: a named player (credited with demo money in demo mode).
+pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
+    check_new_credentials(&creds)?;
+    let salt = SaltString::from_b64(&base64_salt()).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let password = creds.password.clone();
+    let hash = tokio::task::spawn_blocking(move || Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string()))
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let row = store::PlayerRow { id: format!("p-{}", random_hex::<12>()), name: Some(creds.name), guest: false };
+    let id = row.id.clone();
+    let credit = if state.config.demo { DEMO_CREDIT } else { Cents::ZERO };
+    state.db(move |c| store::create_player(c, &row, Some(&hash), credit, now())).await?;
+    start_session(&state, id).await
+}
+
+fn base64_salt() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD_NO_PAD.encode(os_random::<16>())
+}
+
+/// `POST /api/login`.
+pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
+    let name = creds.name.clone();
+    let found = state.db(move |c| store::credentials(c, &name)).await?;
+    let Some((id, stored)) = found else { return Err(ApiError::BadCredentials) };
+    let valid = tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&stored).is_ok_and(|h| Argon2::default().verify_password(creds.password.as_bytes(), &h).is_ok())
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    if !valid {
+        return Err(ApiError::BadCredentials);
+    }
+    start_session(&state, id).await
+}
+
+/// `POST /api/logout`: ends this session and clears the cookie.
+pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    if let Some(token) = session_token(&headers) {
+        let hash = token_hash(&token);
+        state.db(move |c| store::delete_session(c, &hash)).await?;
+    }
+    let mut response = ApiJson(serde_json::json!({ "ok": true })).into_response();
+    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+    response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
+    Ok(response)
+}
+
+/// `GET /api/me`: who is signed in, and the balance (wins count only once credited).
+pub async fn me(State(state): State<AppState>, player: Player) -> Result<ApiJson<Me>, ApiError> {
+    Ok(ApiJson(me_of(&state, player.id).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deposit {
+    amount_cents: u64,
+}
+
+/// `POST /api/wallet/deposit`: demo money, at most 100 € at a time (demo mode only).
+pub async fn demo_deposit(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<Deposit>) -> Result<ApiJson<Me>, ApiError> {
+    demo_only(&state)?;
+    let amount = Cents(body.amount_cents);
+    if amount.is_zero() || amount > DEMO_TOP_UP_MAX {
+        return Err(ApiError::BadRequest(format!("a demo deposit is 1 to {} cents", DEMO_TOP_UP_MAX.0)));
+    }
+    let id = player.id.clone();
+    state.db(move |c| store::deposit(c, &id, amount, now())).await?;
+    Ok(ApiJson(me_of(&state, player.id).await?))
+}
