@@ -2,7 +2,7 @@
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
 use axum::Json;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -70,6 +70,18 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> ApiError {
+        ApiError::BadRequest(rejection.body_text())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> ApiError {
+        ApiError::BadRequest(rejection.body_text())
+    }
+}
+
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> ApiError {
         ApiError::Internal(format!("database: {e}"))
@@ -86,3 +98,13 @@ impl<T: serde::Serialize> IntoResponse for ApiJson<T> {
         Json(self.0).into_response()
     }
 }
+
+/// `axum::extract::Query`, answering bad query strings in our JSON error format.
+#[derive(axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct ApiQuery<T>(pub T);
+
+/// `axum::extract::Path`, answering bad path parameters in our JSON error format.
+#[derive(axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct ApiPath<T>(pub T);

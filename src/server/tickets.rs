@@ -6,13 +6,13 @@
 //! credited twice (see [`store::settle`]).
 
 use super::auth::{Player, random_hex};
-use super::error::{ApiError, ApiJson};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery};
 use super::{AppState, now, store};
 use crate::block::{LotCode, compose_ticket, lot_of};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, Serial, TicketClaims};
 use crate::rules::{Surface, Zone};
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -158,14 +158,14 @@ pub struct HistoryQuery {
 }
 
 /// `GET /api/tickets?limit=N`: the player's last tickets, newest first (20 by default, 100 at most).
-pub async fn history(State(state): State<AppState>, player: Player, Query(q): Query<HistoryQuery>) -> Result<ApiJson<Vec<TicketView>>, ApiError> {
+pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q): ApiQuery<HistoryQuery>) -> Result<ApiJson<Vec<TicketView>>, ApiError> {
     let limit = q.limit.unwrap_or(20).clamp(1, 100);
     let rows = state.db(move |c| store::history(c, &player.id, limit)).await?;
     Ok(ApiJson(rows.into_iter().map(TicketView::from).collect()))
 }
 
 /// `GET /api/tickets/{id}`: one of the player's tickets (another player's is 404).
-pub async fn one(State(state): State<AppState>, player: Player, Path(id): Path<String>) -> Result<ApiJson<TicketView>, ApiError> {
+pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketView>, ApiError> {
     let row = state.db(move |c| store::ticket(c, &player.id, &id)).await?;
     Ok(ApiJson(row.into()))
 }
@@ -201,7 +201,7 @@ pub fn apply_reveal(mode: &str, revealed: &mut Vec<usize>, zones: &[usize]) -> R
 }
 
 /// `POST /api/tickets/{id}/reveal` `{"zones": [..]}`: records zones as the player uncovers them.
-pub async fn reveal(State(state): State<AppState>, player: Player, Path(id): Path<String>, ApiJson(body): ApiJson<Reveal>) -> Result<ApiJson<TicketView>, ApiError> {
+pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>, ApiJson(body): ApiJson<Reveal>) -> Result<ApiJson<TicketView>, ApiError> {
     let row = state
         .db(move |c| {
             let mut row = store::ticket(c, &player.id, &id)?;
@@ -215,7 +215,7 @@ pub async fn reveal(State(state): State<AppState>, player: Player, Path(id): Pat
 
 /// `POST /api/tickets/{id}/complete`: ends the game and credits the win once. A « Jouez » ticket must
 /// have every zone uncovered; « Auto » uncovers what remains itself.
-pub async fn complete(State(state): State<AppState>, player: Player, Path(id): Path<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
+pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
     let (row, balance) = state
         .db(move |c| {
             let mut row = store::ticket(c, &player.id, &id)?;

@@ -1,0 +1,383 @@
+//! The ticket server over real HTTP on loopback, against a real SQLite file.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+use vegas::payload::{Jwks, verify};
+use vegas::rules::prize_table::BLOCK_SIZE;
+use vegas::server::{AppState, Config, blocks, store};
+
+/// A store with an emission of two blocks, made once and copied for each test.
+fn template() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let mut conn = store::open(&dir.join("vegas.sqlite3")).unwrap();
+        blocks::create_emission(&mut conn, vegas::composer::design::DEFAULT_DESIGN_TOML, 2).unwrap();
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
+        dir
+    })
+}
+
+struct Server {
+    base: String,
+    data: tempfile::TempDir,
+    http: reqwest::Client,
+}
+
+async fn server(settle_after: Duration) -> Server {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
+    let config = Config { data_dir: data.path().into(), dist_dir: data.path().join("dist"), demo: true, settle_after };
+    let state = AppState::open(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(vegas::server::serve_on(state, listener, std::future::pending()));
+    Server { base, data, http: reqwest::Client::new() }
+}
+
+async fn default_server() -> Server {
+    server(Duration::from_secs(3600)).await
+}
+
+struct Player {
+    token: String,
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn db(&self) -> rusqlite::Connection {
+        store::open(&self.data.path().join("vegas.sqlite3")).unwrap()
+    }
+
+    async fn guest(&self) -> Player {
+        let r = self.http.post(self.url("/api/guest")).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["player"]["balance_cents"], 10_000);
+        Player { token: body["token"].as_str().unwrap().to_owned() }
+    }
+
+    async fn call(&self, p: &Player, method: reqwest::Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = self.http.request(method, self.url(path)).bearer_auth(&p.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap())
+    }
+
+    async fn buy(&self, p: &Player, mode: &str, key: &str) -> (StatusCode, Value) {
+        let r = self
+            .http
+            .post(self.url("/api/tickets"))
+            .bearer_auth(&p.token)
+            .header("Idempotency-Key", key)
+            .json(&json!({ "mode": mode }))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap())
+    }
+
+    async fn balance(&self, p: &Player) -> i64 {
+        self.call(p, reqwest::Method::GET, "/api/me", None).await.1["balance_cents"].as_i64().unwrap()
+    }
+
+    async fn jwks(&self) -> Jwks {
+        self.http.get(self.url("/.well-known/jwks.json")).send().await.unwrap().json().await.unwrap()
+    }
+
+    async fn lot_of(&self, ticket: &Value) -> i64 {
+        let verified = verify(ticket["payload"].as_str().unwrap(), &self.jwks().await).expect("the server's payload verifies");
+        verified.outcome.lot.0 as i64
+    }
+}
+
+use reqwest::Method as M;
+
+#[tokio::test]
+async fn auto_ticket_debits_then_credits_its_win_once() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    let (status, bought) = s.buy(&p, "auto", "a-1").await;
+    assert_eq!(status, StatusCode::CREATED, "{bought}");
+    assert_eq!(bought["balance_cents"], 9_700);
+    let ticket = &bought["ticket"];
+    assert_eq!(ticket["state"], "playing");
+    assert_eq!(ticket["win_cents"], Value::Null, "no win shown before the game ends");
+    let lot = s.lot_of(ticket).await;
+    let id = ticket["id"].as_str().unwrap();
+
+    let (status, done) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["ticket"]["state"], "finished");
+    assert_eq!(done["ticket"]["win_cents"], lot);
+    assert_eq!(done["ticket"]["revealed"].as_array().unwrap().len(), 12);
+    assert_eq!(done["balance_cents"], 9_700 + lot);
+    let (_, again) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
+    assert_eq!(again["balance_cents"], 9_700 + lot, "never credited twice");
+}
+
+#[tokio::test]
+async fn jouez_starts_with_the_chosen_surface_and_needs_every_zone() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    let (_, bought) = s.buy(&p, "jouez", "j-1").await;
+    let id = bought["ticket"]["id"].as_str().unwrap().to_owned();
+    let reveal = |zones: Vec<usize>| {
+        let path = format!("/api/tickets/{id}/reveal");
+        let (s, p) = (&s, &p);
+        async move { s.call(p, M::POST, &path, Some(json!({ "zones": zones }))).await }
+    };
+    // Craps first (zones 6–9): roulette is refused until craps is done.
+    let (status, t) = reveal(vec![6]).await;
+    assert_eq!((status, &t["first_surface"]), (StatusCode::OK, &json!("craps")));
+    let (status, err) = reveal(vec![2]).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("first_surface_unfinished")));
+    let (status, err) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("zones_left")));
+    assert_eq!(reveal(vec![7, 8, 9]).await.0, StatusCode::OK);
+    let (status, t) = reveal(vec![0, 1, 2, 3, 4, 5, 10, 11, 11]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(t["revealed"], json!([6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 10, 11]));
+    let (status, err) = reveal(vec![12]).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
+    let lot = s.lot_of(&bought["ticket"]).await;
+    let (status, done) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(done["balance_cents"], 9_700 + lot);
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_key_returns_the_same_ticket_and_debits_once() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    let (first_status, first) = s.buy(&p, "auto", "same").await;
+    let (second_status, second) = s.buy(&p, "auto", "same").await;
+    assert_eq!((first_status, second_status), (StatusCode::CREATED, StatusCode::OK));
+    assert_eq!(first["ticket"]["id"], second["ticket"]["id"]);
+    assert_eq!(s.balance(&p).await, 9_700);
+    let (status, err) = s.buy(&p, "jouez", "same").await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("idempotency_key_reused")));
+    let r = s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).json(&json!({"mode": "auto"})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST, "a purchase without a key is refused");
+    assert_eq!(s.balance(&p).await, 9_700);
+}
+
+#[tokio::test]
+async fn no_money_no_ticket() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    for i in 0..33 {
+        assert_eq!(s.buy(&p, "jouez", &format!("k{i}")).await.0, StatusCode::CREATED);
+    }
+    assert_eq!(s.balance(&p).await, 100, "wins of unfinished tickets are not in the balance");
+    let (status, err) = s.buy(&p, "auto", "k-broke").await;
+    assert_eq!(status, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!(err["error"], "insufficient_funds");
+    assert_eq!(s.balance(&p).await, 100);
+    // Demo money tops the wallet up.
+    let (status, me) = s.call(&p, M::POST, "/api/wallet/deposit", Some(json!({"amount_cents": 1_000}))).await;
+    assert_eq!((status, me["balance_cents"].as_i64()), (StatusCode::OK, Some(1_100)));
+    let (status, _) = s.call(&p, M::POST, "/api/wallet/deposit", Some(json!({"amount_cents": 1_000_000}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn an_abandoned_ticket_is_settled_by_the_server_and_can_still_be_finished() {
+    let s = server(Duration::from_secs(1)).await;
+    let p = s.guest().await;
+    let (_, bought) = s.buy(&p, "jouez", "left").await;
+    let id = bought["ticket"]["id"].as_str().unwrap().to_owned();
+    let lot = s.lot_of(&bought["ticket"]).await;
+    s.call(&p, M::POST, &format!("/api/tickets/{id}/reveal"), Some(json!({"zones": [0]}))).await;
+    let mut state = Value::Null;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        state = s.call(&p, M::GET, &format!("/api/tickets/{id}"), None).await.1;
+        if state["state"] == "settled" {
+            break;
+        }
+    }
+    assert_eq!(state["state"], "settled", "{state}");
+    assert_eq!(state["revealed"], json!([0]), "the ticket comes back where it was");
+    assert_eq!(state["win_cents"], lot);
+    assert_eq!(s.balance(&p).await, 9_700 + lot);
+    s.call(&p, M::POST, &format!("/api/tickets/{id}/reveal"), Some(json!({"zones": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}))).await;
+    let (_, done) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
+    assert_eq!(done["ticket"]["state"], "finished");
+    assert_eq!(done["balance_cents"], 9_700 + lot, "settled once, not again on completion");
+}
+
+#[tokio::test]
+async fn history_lists_the_last_tickets_and_players_never_see_each_other() {
+    let s = default_server().await;
+    let (a, b) = (s.guest().await, s.guest().await);
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        ids.push(s.buy(&a, "auto", &format!("h{i}")).await.1["ticket"]["id"].as_str().unwrap().to_owned());
+    }
+    let (status, history) = s.call(&a, M::GET, "/api/tickets?limit=10", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let listed: Vec<&str> = history.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let newest_first: Vec<&str> = ids.iter().rev().take(10).map(String::as_str).collect();
+    assert_eq!(listed, newest_first);
+    assert!(history[0]["payload"].as_str().unwrap().split('.').count() == 3);
+
+    let (status, err) = s.call(&b, M::GET, &format!("/api/tickets/{}", ids[0]), None).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert_eq!(s.call(&b, M::POST, &format!("/api/tickets/{}/complete", ids[0]), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(s.call(&b, M::GET, "/api/tickets", None).await.1, json!([]));
+}
+
+#[tokio::test]
+async fn register_login_logout() {
+    let s = default_server().await;
+    let creds = json!({"name": "lucie", "password": "trèfle-à-quatre"});
+    let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    let r = s.http.post(s.url("/api/register")).json(&json!({"name": "x", "password": "short"})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let r = s.http.post(s.url("/api/login")).json(&json!({"name": "lucie", "password": "wrong-password"})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = s.http.post(s.url("/api/login")).json(&creds).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body: Value = r.json().await.unwrap();
+    let p = Player { token: body["token"].as_str().unwrap().into() };
+    let (_, me) = s.call(&p, M::GET, "/api/me", None).await;
+    assert_eq!((me["name"].as_str(), me["guest"].as_bool()), (Some("lucie"), Some(false)));
+    s.call(&p, M::POST, "/api/logout", None).await;
+    assert_eq!(s.call(&p, M::GET, "/api/me", None).await.0, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_sold_out_block_closes_reveals_its_seed_and_the_next_opens() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    s.db().execute("UPDATE blocks SET sold = ?1 WHERE block = 1", [BLOCK_SIZE - 1]).unwrap();
+    let (_, last) = s.buy(&p, "auto", "last").await;
+    assert_eq!(last["ticket"]["serial"], "E1-B1-1499999");
+    let (_, next) = s.buy(&p, "auto", "next").await;
+    assert_eq!(next["ticket"]["serial"], "E1-B2-0000000");
+    let blocks: Value = s.http.get(s.url("/api/blocks")).send().await.unwrap().json().await.unwrap();
+    assert_eq!((blocks[0]["open"].as_bool(), blocks[0]["seed"].as_str().map(str::len)), (Some(false), Some(64)));
+    assert_eq!((blocks[1]["open"].as_bool(), &blocks[1]["seed"]), (Some(true), &Value::Null), "an open block keeps its seed");
+    assert_eq!(blocks[1]["prize_table"][0], json!({"count": 2, "lot_cents": 4_000_000}));
+
+    s.db().execute("UPDATE blocks SET sold = ?1 WHERE block = 2", [BLOCK_SIZE]).unwrap();
+    let (status, err) = s.buy(&p, "auto", "none-left").await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("sold_out")));
+    assert_eq!(s.balance(&p).await, 9_400, "a refused sale takes nothing");
+}
+
+#[tokio::test]
+async fn bad_requests_get_a_json_4xx_never_a_5xx() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    let post = |path: &'static str, body: &'static [u8]| {
+        s.http.post(s.url(path)).bearer_auth(&p.token).header("content-type", "application/json").header("Idempotency-Key", "x").body(body)
+    };
+    let huge = vec![b'a'; 1 << 20];
+    let cases: Vec<(reqwest::RequestBuilder, StatusCode)> = vec![
+        (post("/api/tickets", b"{not json"), StatusCode::BAD_REQUEST),
+        (post("/api/tickets", br#"{"mode": 3}"#), StatusCode::BAD_REQUEST),
+        (post("/api/tickets", br#"{"mode": "quick"}"#), StatusCode::BAD_REQUEST),
+        (post("/api/tickets", br#"{"mode": "auto", "extra": 1}"#), StatusCode::BAD_REQUEST),
+        (post("/api/tickets", b""), StatusCode::BAD_REQUEST),
+        (s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).header("Idempotency-Key", "y").body(r#"{"mode":"auto"}"#), StatusCode::BAD_REQUEST),
+        (s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).header("content-type", "application/json").body(huge), StatusCode::PAYLOAD_TOO_LARGE),
+        (s.http.post(s.url("/api/tickets")).header("Idempotency-Key", "z").json(&json!({"mode": "auto"})), StatusCode::UNAUTHORIZED),
+        (s.http.get(s.url("/api/me")).bearer_auth("forged"), StatusCode::UNAUTHORIZED),
+        (s.http.get(s.url("/api/tickets?limit=abc")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
+        (s.http.get(s.url("/api/nowhere")), StatusCode::NOT_FOUND),
+        (s.http.delete(s.url("/api/tickets")).bearer_auth(&p.token), StatusCode::METHOD_NOT_ALLOWED),
+        (s.http.post(s.url("/api/tickets/t-none/reveal")).bearer_auth(&p.token).json(&json!({"zones": "all"})), StatusCode::BAD_REQUEST),
+    ];
+    for (i, (request, expected)) in cases.into_iter().enumerate() {
+        let r = request.send().await.unwrap();
+        let status = r.status();
+        let body: Value = r.json().await.unwrap_or_else(|e| panic!("case {i}: no JSON body: {e}"));
+        assert_eq!(status, expected, "case {i}: {body}");
+        assert!(body["error"].is_string() && body["message"].is_string(), "case {i}: {body}");
+    }
+    assert_eq!(s.balance(&p).await, 10_000, "no bad request moved money");
+}
+
+#[tokio::test]
+async fn serves_health_keys_and_security_headers() {
+    let s = default_server().await;
+    let r = s.http.get(s.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let csp = r.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    let jwks = s.jwks().await;
+    assert_eq!(jwks.keys.len(), 1);
+    let key = std::fs::metadata(s.data.path().join("signing-key.ed25519")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(key.permissions().mode() & 0o777, 0o600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_players_buying_at_once_never_share_a_ticket_or_lose_a_cent() {
+    let s = std::sync::Arc::new(default_server().await);
+    let players = 16;
+    let each = 8;
+    let mut tasks = Vec::new();
+    for n in 0..players {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let p = s.guest().await;
+            let buys = (0..each).map(|i| {
+                let (s, p) = (&s, &p);
+                async move {
+                    let (status, body) = s.buy(p, if i % 2 == 0 { "auto" } else { "jouez" }, &format!("c{n}-{i}")).await;
+                    assert_eq!(status, StatusCode::CREATED, "{body}");
+                    if i % 2 == 0 {
+                        let id = body["ticket"]["id"].as_str().unwrap();
+                        assert_eq!(s.call(p, M::POST, &format!("/api/tickets/{id}/complete"), None).await.0, StatusCode::OK);
+                    }
+                }
+            });
+            futures_join_all(buys).await;
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let db = s.db();
+    let sold: i64 = db.query_row("SELECT COUNT(*) FROM tickets", [], |r| r.get(0)).unwrap();
+    let distinct: i64 = db.query_row("SELECT COUNT(DISTINCT emission || '-' || block || '-' || idx) FROM tickets", [], |r| r.get(0)).unwrap();
+    let block_sold: i64 = db.query_row("SELECT SUM(sold) FROM blocks", [], |r| r.get(0)).unwrap();
+    assert_eq!((sold, distinct, block_sold), ((players * each) as i64, (players * each) as i64, (players * each) as i64));
+    let stakes: i64 = db.query_row("SELECT -SUM(amount_cents) FROM ledger WHERE kind = 'stake'", [], |r| r.get(0)).unwrap();
+    assert_eq!(stakes, 300 * sold);
+    let wins: i64 = db.query_row("SELECT COALESCE(SUM(amount_cents), 0) FROM ledger WHERE kind = 'win'", [], |r| r.get(0)).unwrap();
+    let credited_lots: i64 = db.query_row("SELECT COALESCE(SUM(lot_cents), 0) FROM tickets WHERE credited_at IS NOT NULL", [], |r| r.get(0)).unwrap();
+    assert_eq!(wins, credited_lots);
+    let total: i64 = db.query_row("SELECT SUM(amount_cents) FROM ledger", [], |r| r.get(0)).unwrap();
+    assert_eq!(total, (players as i64) * 10_000 - stakes + wins);
+}
+
+/// Runs futures concurrently on this task (a tiny join_all, to keep `futures` out of the dependencies).
+async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl IntoIterator<Item = F>) {
+    let mut set = Vec::new();
+    for f in futures {
+        set.push(Box::pin(f));
+    }
+    for f in set {
+        f.await;
+    }
+}
