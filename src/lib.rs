@@ -9,6 +9,7 @@
 //! - [`block`] (native): blocks of 1 500 000 tickets from a 256-bit seed, their Merkle commitment and audit.
 //! - [`payload`]: the signed ticket format (compact JWS, EdDSA) and its verification, shared by the
 //!   server (signs) and the browser (verifies).
+//! - [`play`]: a game in progress (« Jouez » / « Auto ») and the scratch coverage model, browser-free.
 //! - `server` (native): the axum ticket server — players, wallet ledger, sales, history, emissions.
 //! - `web` (wasm32): the Yew game the players see.
 //!
@@ -17,6 +18,7 @@
 pub mod composer;
 pub mod money;
 pub mod payload;
+pub mod play;
 pub mod rules;
 
 #[cfg(not(target_arch = "wasm32"))]

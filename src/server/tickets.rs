@@ -11,6 +11,7 @@ use super::{AppState, now, store};
 use crate::block::{LotCode, compose_ticket, lot_of};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, Serial, TicketClaims};
+use crate::play::Mode;
 use crate::rules::{Surface, Zone};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -22,24 +23,6 @@ use std::sync::Arc;
 pub struct Cache {
     pub lots: HashMap<(u32, u32), Arc<Vec<LotCode>>>,
     pub designs: HashMap<[u8; 32], Arc<Design>>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// The player chooses the first surface and scratches every zone.
-    Jouez,
-    /// The system uncovers every zone.
-    Auto,
-}
-
-impl Mode {
-    fn as_str(self) -> &'static str {
-        match self {
-            Mode::Jouez => "jouez",
-            Mode::Auto => "auto",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

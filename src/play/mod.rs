@@ -1,0 +1,170 @@
+//! A game in progress, as plain Rust shared by the web app and its tests (no browser needed).
+//!
+//! [`Game`] holds a verified ticket and what has been uncovered; its transitions enforce « Jouez »
+//! (choose the first surface, uncover it, then the others in any order) and « Auto » (everything is
+//! uncovered by the system). [`scratch`] is the coverage model of one scratch zone.
+
+pub mod scratch;
+
+use crate::money::Cents;
+use crate::rules::{Outcome, Surface, Ticket, Zone};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The player chooses the first surface and scratches every zone.
+    Jouez,
+    /// The system uncovers every zone.
+    Auto,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Jouez => "jouez",
+            Mode::Auto => "auto",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Game {
+    pub ticket_id: String,
+    pub serial: String,
+    pub mode: Mode,
+    pub ticket: Ticket,
+    pub outcome: Outcome,
+    /// Uncovered zones, in order.
+    pub revealed: Vec<Zone>,
+    /// The surface chosen to start with (« Jouez »), before or after its first zone is uncovered.
+    pub chosen: Option<Surface>,
+    /// The server has settled the game as finished.
+    pub completed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Choose(Surface),
+    Reveal(Zone),
+    /// The server confirmed the end of the game.
+    Completed,
+}
+
+impl Game {
+    pub fn first_surface(&self) -> Option<Surface> {
+        self.chosen.or_else(|| self.revealed.first().map(|z| z.surface()))
+    }
+
+    /// « Jouez » with nothing uncovered and no surface chosen: the player must choose first.
+    pub fn needs_choice(&self) -> bool {
+        self.mode == Mode::Jouez && self.first_surface().is_none()
+    }
+
+    pub fn is_revealed(&self, zone: Zone) -> bool {
+        self.revealed.contains(&zone)
+    }
+
+    pub fn surface_done(&self, surface: Surface) -> bool {
+        surface.zones().all(|z| self.is_revealed(z))
+    }
+
+    pub fn all_revealed(&self) -> bool {
+        Zone::ALL.iter().all(|&z| self.is_revealed(z))
+    }
+
+    /// Whether the player may scratch `zone` now.
+    pub fn can_scratch(&self, zone: Zone) -> bool {
+        if self.is_revealed(zone) || self.mode == Mode::Auto {
+            return false;
+        }
+        match self.first_surface() {
+            None => false,
+            Some(first) => zone.surface() == first || self.surface_done(first),
+        }
+    }
+
+    /// The win a surface shows once all its zones are uncovered.
+    pub fn shown_win(&self, surface: Surface) -> Option<Cents> {
+        self.surface_done(surface).then(|| self.outcome.surface_win(surface))
+    }
+
+    /// Applies an action; one the rules do not allow leaves the game unchanged and says so.
+    pub fn apply(&mut self, action: Action) -> bool {
+        match action {
+            Action::Choose(surface) if self.needs_choice() => self.chosen = Some(surface),
+            Action::Reveal(zone) if self.can_scratch(zone) || (self.mode == Mode::Auto && !self.is_revealed(zone)) => {
+                self.revealed.push(zone)
+            }
+            Action::Completed if self.all_revealed() => self.completed = true,
+            _ => return false,
+        }
+        true
+    }
+
+    /// The next zone « Auto » uncovers: surface after surface, in the ticket's order.
+    pub fn next_auto_zone(&self) -> Option<Zone> {
+        Zone::ALL.into_iter().find(|&z| !self.is_revealed(z))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::composer::{Design, compose};
+    use rand::SeedableRng;
+
+    fn game(mode: Mode) -> Game {
+        let ticket = compose(&Design::default_design(), Cents::euros(50), &mut rand_chacha::ChaCha20Rng::seed_from_u64(3)).unwrap();
+        let outcome = ticket.evaluate().unwrap();
+        Game { ticket_id: "t".into(), serial: "E1-B1-0000001".into(), mode, ticket, outcome, revealed: vec![], chosen: None, completed: false }
+    }
+
+    #[test]
+    fn jouez_asks_for_a_surface_then_keeps_to_it_until_done() {
+        let mut g = game(Mode::Jouez);
+        assert!(g.needs_choice());
+        assert!(!g.can_scratch(Zone::CrapsThrow1), "nothing before the choice");
+        assert!(!g.apply(Action::Reveal(Zone::CrapsThrow1)));
+        assert!(g.apply(Action::Choose(Surface::Craps)));
+        assert!(!g.apply(Action::Choose(Surface::Poker)), "the choice is made once");
+        assert!(g.can_scratch(Zone::CrapsThrow3));
+        assert!(!g.can_scratch(Zone::PokerHand));
+        for z in Surface::Craps.zones() {
+            assert!(g.apply(Action::Reveal(z)));
+        }
+        assert_eq!(g.shown_win(Surface::Craps), Some(g.outcome.surface_win(Surface::Craps)));
+        assert_eq!(g.shown_win(Surface::Poker), None);
+        assert!(g.can_scratch(Zone::PokerHand) && g.can_scratch(Zone::JackpotTray), "then any order");
+        assert!(!g.apply(Action::Completed), "not before every zone");
+        for z in Zone::ALL {
+            g.apply(Action::Reveal(z));
+        }
+        assert!(g.all_revealed());
+        assert!(g.apply(Action::Completed));
+    }
+
+    #[test]
+    fn a_resumed_game_keeps_its_first_surface() {
+        let mut g = game(Mode::Jouez);
+        g.revealed = vec![Zone::JackpotReels];
+        assert_eq!(g.first_surface(), Some(Surface::Jackpot));
+        assert!(!g.needs_choice());
+        assert!(g.can_scratch(Zone::JackpotTray));
+        assert!(!g.can_scratch(Zone::PokerBonus));
+    }
+
+    #[test]
+    fn auto_uncovers_every_zone_in_order_and_the_player_scratches_nothing() {
+        let mut g = game(Mode::Auto);
+        assert!(!g.needs_choice());
+        assert!(!g.can_scratch(Zone::PokerHand));
+        let mut order = Vec::new();
+        while let Some(z) = g.next_auto_zone() {
+            assert!(g.apply(Action::Reveal(z)));
+            order.push(z);
+        }
+        assert_eq!(order, Zone::ALL);
+        assert!(g.apply(Action::Completed));
+    }
+}
