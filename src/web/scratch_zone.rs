@@ -1,0 +1,232 @@
+//! One hidden zone: its content, and over it a canvas the player scratches with mouse, touch or pen
+//! (pointer events), or uncovers with Enter/Space. The coverage model is [`ScratchGrid`]; the canvas is
+//! only its view. Drawn at the device pixel ratio, so the foil stays crisp on high-DPI screens.
+
+use crate::play::scratch::ScratchGrid;
+use crate::rules::Zone;
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent};
+use yew::prelude::*;
+
+/// Brush radius and grid cell, in CSS pixels.
+const BRUSH: f64 = 16.0;
+const CELL: f64 = 6.0;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub zone: Zone,
+    pub scratchable: bool,
+    pub revealed: bool,
+    /// Text alternative of the content, read once the zone is uncovered.
+    pub alt: AttrValue,
+    pub on_reveal: Callback<Zone>,
+    #[prop_or_default]
+    pub class: Classes,
+    pub children: Html,
+}
+
+pub fn zone_slug(zone: Zone) -> String {
+    serde_json::to_value(zone).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+pub fn prefers_reduced_motion() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
+}
+
+/// Sizes the canvas to its box at the device pixel ratio and paints the silver foil with its label.
+fn paint_foil(canvas: &HtmlCanvasElement, label: &str) -> Option<(f64, f64)> {
+    let rect = canvas.get_bounding_client_rect();
+    let (w, h) = (rect.width().max(1.0), rect.height().max(1.0));
+    let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
+    canvas.set_width((w * dpr).round() as u32);
+    canvas.set_height((h * dpr).round() as u32);
+    let ctx = context(canvas)?;
+    ctx.scale(dpr, dpr).ok()?;
+    let gradient = ctx.create_linear_gradient(0.0, 0.0, w, h);
+    for (stop, color) in [(0.0, "#e9ebee"), (0.35, "#b7bbc2"), (0.5, "#f4f5f7"), (0.7, "#a9aeb6"), (1.0, "#d9dce1")] {
+        let _ = gradient.add_color_stop(stop, color);
+    }
+    ctx.set_fill_style_canvas_gradient(&gradient);
+    ctx.fill_rect(0.0, 0.0, w, h);
+    // A fine diamond hatch, like real scratch foil.
+    ctx.set_stroke_style_str("rgba(255,255,255,0.35)");
+    ctx.set_line_width(1.0);
+    let mut x = -h;
+    while x < w {
+        ctx.begin_path();
+        ctx.move_to(x, h);
+        ctx.line_to(x + h, 0.0);
+        ctx.stroke();
+        x += 9.0;
+    }
+    let font = |size: f64| format!("700 {size}px Georgia, 'DejaVu Serif', serif");
+    let mut size = (h * 0.22).clamp(10.0, 17.0);
+    ctx.set_font(&font(size));
+    // Narrow zones (the bonus card) get a smaller label rather than a clipped one.
+    if let Ok(metrics) = ctx.measure_text(label) {
+        let fit = (w * 0.88) / metrics.width().max(1.0);
+        if fit < 1.0 {
+            size = (size * fit).max(7.0);
+            ctx.set_font(&font(size));
+        }
+    }
+    ctx.set_text_align("center");
+    ctx.set_text_baseline("middle");
+    ctx.set_fill_style_str("rgba(60,45,20,0.75)");
+    let _ = ctx.fill_text(label, w / 2.0, h / 2.0);
+    Some((w, h))
+}
+
+fn erase_line(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
+    let Some(ctx) = context(canvas) else { return };
+    let _ = ctx.set_global_composite_operation("destination-out");
+    ctx.set_line_cap("round");
+    ctx.set_line_join("round");
+    ctx.set_line_width(BRUSH * 2.0);
+    ctx.begin_path();
+    ctx.move_to(from.0, from.1);
+    ctx.line_to(to.0, to.1);
+    ctx.stroke();
+    let _ = ctx.set_global_composite_operation("source-over");
+}
+
+struct Scratch {
+    grid: Option<ScratchGrid>,
+    last: Option<(f64, f64)>,
+    reported: bool,
+}
+
+#[function_component(ScratchZone)]
+pub fn scratch_zone(props: &Props) -> Html {
+    let canvas_ref = use_node_ref();
+    let state = use_mut_ref(|| Scratch { grid: None, last: None, reported: false });
+    let zone = props.zone;
+
+    {
+        let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
+        use_effect_with((), move |_| {
+            if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
+                if let Some((w, h)) = paint_foil(&canvas, zone.label_fr()) {
+                    state.borrow_mut().grid = Some(ScratchGrid::new(w, h, CELL));
+                }
+            }
+        });
+    }
+
+    // Uncovered by the system (« Auto », or a reopened ticket): sweep the foil away like a coin would.
+    {
+        let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
+        use_effect_with(props.revealed, move |&revealed| {
+            if revealed && !state.borrow().reported && !prefers_reduced_motion() {
+                if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
+                    yew::platform::spawn_local(sweep(canvas));
+                }
+            }
+        });
+    }
+
+    let point = |e: &PointerEvent| -> (f64, f64) {
+        let target: HtmlCanvasElement = e.target_unchecked_into();
+        let rect = target.get_bounding_client_rect();
+        (f64::from(e.client_x()) - rect.left(), f64::from(e.client_y()) - rect.top())
+    };
+
+    let scratch_to = {
+        let (state, canvas_ref, on_reveal) = (state.clone(), canvas_ref.clone(), props.on_reveal.clone());
+        Rc::new(move |to: (f64, f64)| {
+            let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() else { return };
+            let mut s = state.borrow_mut();
+            let from = s.last.unwrap_or(to);
+            erase_line(&canvas, from, to);
+            s.last = Some(to);
+            if let Some(grid) = s.grid.as_mut() {
+                grid.stroke(from, to, BRUSH);
+                if grid.is_past_threshold() && !s.reported {
+                    s.reported = true;
+                    on_reveal.emit(zone);
+                }
+            }
+        })
+    };
+
+    let enabled = props.scratchable && !props.revealed;
+    let onpointerdown = {
+        let (scratch_to, state) = (scratch_to.clone(), state.clone());
+        Callback::from(move |e: PointerEvent| {
+            if !enabled {
+                return;
+            }
+            e.prevent_default();
+            let target: web_sys::Element = e.target_unchecked_into();
+            let _ = target.set_pointer_capture(e.pointer_id());
+            state.borrow_mut().last = None;
+            scratch_to(point(&e));
+        })
+    };
+    let onpointermove = {
+        let (scratch_to, state) = (scratch_to.clone(), state.clone());
+        Callback::from(move |e: PointerEvent| {
+            if enabled && e.buttons() & 1 == 1 && state.borrow().last.is_some() {
+                scratch_to(point(&e));
+            }
+        })
+    };
+    let onpointerup = {
+        let state = state.clone();
+        Callback::from(move |_: PointerEvent| state.borrow_mut().last = None)
+    };
+    let onkeydown = {
+        let (state, on_reveal) = (state.clone(), props.on_reveal.clone());
+        Callback::from(move |e: KeyboardEvent| {
+            if enabled && (e.key() == "Enter" || e.key() == " ") {
+                e.prevent_default();
+                let mut s = state.borrow_mut();
+                if !s.reported {
+                    s.reported = true;
+                    on_reveal.emit(zone);
+                }
+            }
+        })
+    };
+
+    let slug = zone_slug(zone);
+    let label = if props.revealed {
+        format!("{} : {}", zone.label_fr(), props.alt)
+    } else if enabled {
+        format!("Zone à gratter « {} » — grattez ou appuyez sur Entrée", zone.label_fr())
+    } else {
+        format!("Zone « {} », pas encore jouable", zone.label_fr())
+    };
+    html! {
+        <div class={classes!("zone", props.class.clone(), props.revealed.then_some("revealed"), enabled.then_some("scratchable"))}
+             data-testid={format!("zone-{slug}")} data-revealed={props.revealed.to_string()}>
+            <div class="zone-content" aria-hidden={(!props.revealed).to_string()}>{ props.children.clone() }</div>
+            <canvas ref={canvas_ref} class="foil" data-testid={format!("foil-{slug}")}
+                tabindex={if enabled { "0" } else { "-1" }} role="button" aria-label={label}
+                aria-disabled={(!enabled).to_string()}
+                {onpointerdown} {onpointermove} onpointerup={onpointerup.clone()} onpointercancel={onpointerup} {onkeydown} />
+        </div>
+    }
+}
+
+/// A zig-zag of strokes over a third of a second, then the CSS fade finishes the job.
+async fn sweep(canvas: HtmlCanvasElement) {
+    let rect = canvas.get_bounding_client_rect();
+    let (w, h) = (rect.width(), rect.height());
+    let rows = ((h / BRUSH).ceil() as usize).max(1);
+    let mut last = (0.0, BRUSH / 2.0);
+    for row in 0..=rows {
+        let y = (row as f64 + 0.5) * h / rows as f64;
+        let x = if row % 2 == 0 { w } else { 0.0 };
+        erase_line(&canvas, last, (x, y));
+        last = (x, y);
+        gloo_timers::future::TimeoutFuture::new(30).await;
+    }
+}
