@@ -1,0 +1,214 @@
+// End-to-end: the real server (fresh SQLite data dir) and the built app, in Debian's headless Chromium.
+// Screenshots of the main states go to tests/e2e/artifacts/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import AxeBuilder from '@axe-core/playwright';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const artifacts = join(root, 'tests', 'e2e', 'artifacts');
+const port = 18000 + (process.pid % 1000);
+const base = `http://127.0.0.1:${port}`;
+let server, browser, dataDir;
+
+async function waitForHealth() {
+  for (let i = 0; i < 300; i++) {
+    try { if ((await fetch(`${base}/healthz`)).ok) return; } catch { /* not up yet */ }
+    await new Promise(r => setTimeout(r, 100));
+  }
+  throw new Error('the server did not start');
+}
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-'));
+  server = spawn(join(root, 'target', 'release', 'vegas'), ['--data', dataDir, 'serve', '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist')], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
+  await waitForHealth();
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function newPlayer(options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 2, ...options });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', e => errors.push(e.message));
+  await page.goto(base);
+  await page.waitForFunction(() => /\d,\d\d/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
+  return { context, page, errors };
+}
+
+const balanceCents = async page => {
+  const text = (await page.locator('[data-testid=balance]').textContent()).replace(/[^\d,-]/g, '');
+  return Math.round(Number(text.replace(',', '.')) * 100);
+};
+
+/** Drags a zig-zag over a zone's foil, as a finger or mouse would. */
+async function scratch(page, slug) {
+  const box = await page.locator(`[data-testid=foil-${slug}]`).boundingBox();
+  // Start inside any shape (the wheel is round); pointer capture keeps the stroke going past its edge.
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  for (let y = 3; y <= box.height; y += 12) {
+    await page.mouse.move(box.x + box.width - 3, box.y + y, { steps: 4 });
+    await page.mouse.move(box.x + 3, Math.min(box.y + y + 6, box.y + box.height - 1), { steps: 4 });
+  }
+  await page.mouse.up();
+  await page.waitForSelector(`[data-testid=zone-${slug}][data-revealed=true]`);
+}
+
+const ZONES = {
+  poker: ['poker-hand', 'poker-bonus'],
+  roulette: ['roulette-wheel', 'roulette-stake1', 'roulette-stake2', 'roulette-stake3'],
+  craps: ['craps-throw1', 'craps-throw2', 'craps-throw3', 'craps-throw4'],
+  jackpot: ['jackpot-reels', 'jackpot-tray'],
+};
+
+async function lastTicket(page) {
+  return page.evaluate(async () => (await (await fetch('/api/tickets?limit=1')).json())[0]);
+}
+
+test('a guest starts with 100 € and sees the welcome ticket', async () => {
+  const { page, context, errors } = await newPlayer();
+  assert.equal(await balanceCents(page), 10000);
+  await page.waitForSelector('[data-testid=welcome]');
+  await page.screenshot({ path: join(artifacts, '01-welcome.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Jouez: choose a surface, scratch it first, then the rest; the win is credited', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.click('[data-testid=play-jouez]');
+  await page.waitForSelector('[data-testid=choose-craps]');
+  assert.equal(await balanceCents(page), 9700, '3 € debited at once');
+  await page.screenshot({ path: join(artifacts, '02-choose-surface.png'), fullPage: true });
+  await page.click('[data-testid=choose-craps]');
+  assert.equal(await page.getAttribute('[data-testid=foil-poker-hand]', 'aria-disabled'), 'true', 'other surfaces wait');
+  for (const slug of ZONES.craps) await scratch(page, slug);
+  await page.waitForSelector('[data-testid=win-craps]');
+  await page.screenshot({ path: join(artifacts, '03-first-surface-scratched.png'), fullPage: true });
+  for (const slug of [...ZONES.jackpot, ...ZONES.poker, ...ZONES.roulette]) await scratch(page, slug);
+  await page.waitForSelector('[data-testid=result]');
+  await page.screenshot({ path: join(artifacts, '04-jouez-finished.png'), fullPage: true });
+  const ticket = await lastTicket(page);
+  assert.equal(ticket.state, 'finished');
+  await page.waitForFunction(expected => {
+    const t = document.querySelector('[data-testid=balance]').textContent.replace(/[^\d,]/g, '').replace(',', '.');
+    return Math.round(Number(t) * 100) === expected;
+  }, 9700 + ticket.win_cents);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Auto uncovers every zone by itself, then shows the lot; history recalls the ticket', async () => {
+  const { page, context } = await newPlayer();
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  assert.equal(await page.locator('[data-revealed=false]').count(), 0);
+  await page.screenshot({ path: join(artifacts, '05-auto-finished.png'), fullPage: true });
+  const auto = await lastTicket(page);
+  assert.equal(await balanceCents(page), 9700 + auto.win_cents);
+
+  await page.click('[data-testid=play-jouez]');
+  await page.waitForSelector('[data-testid=choose-poker]');
+  await page.waitForSelector('[data-testid=history-item-1]');
+  await page.click('[data-testid=history-item-1]');
+  await page.waitForFunction(serial => document.querySelector('[data-testid=serial]')?.textContent.includes(serial), auto.serial);
+  assert.equal(await page.locator('[data-revealed=false]').count(), 0, 'the recalled ticket shows as it ended');
+  await page.waitForSelector('[data-testid=result]');
+  await context.close();
+});
+
+test('a reload mid-game brings the ticket back where it was', async () => {
+  const { page, context } = await newPlayer();
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-jackpot]');
+  await scratch(page, 'jackpot-reels');
+  await page.reload();
+  await page.waitForSelector('[data-testid=zone-jackpot-reels][data-revealed=true]');
+  assert.equal(await page.getAttribute('[data-testid=zone-jackpot-tray]', 'data-revealed'), 'false');
+  assert.equal(await page.getAttribute('[data-testid=foil-jackpot-tray]', 'aria-disabled'), 'false', 'the tray is next');
+  assert.equal(await page.getAttribute('[data-testid=foil-poker-hand]', 'aria-disabled'), 'true', 'jackpot first, still');
+  // Keyboard: Enter uncovers the focused zone.
+  await page.focus('[data-testid=foil-jackpot-tray]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid=zone-jackpot-tray][data-revealed=true]');
+  await page.screenshot({ path: join(artifacts, '06-resumed.png'), fullPage: true });
+  await context.close();
+});
+
+test('a tampered payload is refused and nothing is drawn', async () => {
+  const { page, context } = await newPlayer();
+  await page.route('**/api/tickets', async route => {
+    if (route.request().method() !== 'POST') return route.continue();
+    const response = await route.fetch();
+    const body = await response.json();
+    const [h, claims, s] = body.ticket.payload.split('.');
+    const json = JSON.parse(Buffer.from(claims, 'base64url').toString());
+    json.lot_cents = 4000000;
+    body.ticket.payload = [h, Buffer.from(JSON.stringify(json)).toString('base64url'), s].join('.');
+    await route.fulfill({ response, json: body });
+  });
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=error]');
+  assert.match(await page.locator('[data-testid=error]').textContent(), /Ticket refusé/);
+  assert.equal(await page.locator('[data-testid=ticket]').count(), 0);
+  await page.screenshot({ path: join(artifacts, '07-tampered-refused.png'), fullPage: true });
+  await context.close();
+});
+
+test('no money: a clear message, no ticket', async () => {
+  const { page, context } = await newPlayer();
+  await page.route('**/api/tickets', route => route.request().method() === 'POST'
+    ? route.fulfill({ status: 402, json: { error: 'insufficient_funds', message: 'not enough money' } })
+    : route.continue());
+  await page.click('[data-testid=play-jouez]');
+  await page.waitForSelector('[data-testid=error]');
+  assert.match(await page.locator('[data-testid=error]').textContent(), /Solde insuffisant/);
+  await context.close();
+});
+
+test('phone width: the ticket fits, stacks, and scratches by touch', async () => {
+  const { page, context } = await newPlayer({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-poker]');
+  const box = await page.locator('[data-testid=foil-poker-bonus]').boundingBox();
+  const overflow = await page.evaluate(() => document.scrollingElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `no horizontal scroll (${overflow}px too wide)`);
+  // A finger drag is a pointer of type touch; dispatch one the way a touch screen does.
+  await page.locator('[data-testid=foil-poker-bonus]').evaluate((el, b) => {
+    const fire = (type, x, y) => el.dispatchEvent(new PointerEvent(type, { pointerId: 7, pointerType: 'touch', bubbles: true, buttons: type === 'pointerup' ? 0 : 1, clientX: x, clientY: y }));
+    fire('pointerdown', b.x + 2, b.y + 2);
+    for (let y = 2; y < b.height; y += 6) { fire('pointermove', b.x + b.width - 2, b.y + y); fire('pointermove', b.x + 2, b.y + y + 3); }
+    fire('pointerup', b.x + 2, b.y + b.height - 2);
+  }, box);
+  await page.waitForSelector('[data-testid=zone-poker-bonus][data-revealed=true]');
+  const canvasPixels = await page.locator('[data-testid=foil-poker-hand]').evaluate(c => c.width / c.getBoundingClientRect().width);
+  assert.equal(Math.round(canvasPixels), 3, 'foil drawn at the device pixel ratio');
+  await page.screenshot({ path: join(artifacts, '08-phone.png'), fullPage: true });
+  await context.close();
+});
+
+test('accessibility: no serious or critical axe violations, in play', async () => {
+  const { page, context } = await newPlayer();
+  await page.click('[data-testid=play-jouez]');
+  await page.waitForSelector('[data-testid=choose-poker]');
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter(v => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious.map(v => `${v.id}: ${v.nodes.length} × ${v.help}`), []);
+  await context.close();
+});
