@@ -1,18 +1,30 @@
-# Vegas task runner. `make run` starts the game on http://127.0.0.1:8080, `make test` runs every test.
-# Tool installs are guarded: a second run skips what is present.
+# Vegas task runner. `make run`: the game on http://127.0.0.1:8080. `make test`: every test.
+# Installs are guarded, so a second run skips what is present.
 
 SHELL := /bin/bash
-export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+E2E := tests/e2e
+export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test test-rust bench tools
+.PHONY: run test tools dist bench
 
-test: test-rust
+tools:
+	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	@trunk --version 2>/dev/null | grep -q 0.21.14 || cargo install --locked trunk@0.21.14
+	@wasm-bindgen --version 2>/dev/null | grep -q 0.2.130 || cargo install wasm-bindgen-cli --version 0.2.130
+	@[ -x $(E2E)/node_modules/.bin/wasm-opt ] || (cd $(E2E) && npm ci --no-audit --no-fund)
+	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || (apt-get update && apt-get install -y chromium chromium-driver)
 
-test-rust:
+dist: tools
+	cargo fetch --locked
+	trunk build --release
+
+run: dist
+	cargo run --release --locked -- serve
+
+test: dist
 	cargo test --locked
+	cargo build --release --locked
+	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
 
 bench:
 	cargo bench --locked --bench block
-
-run:
-	cargo run --locked --release -- serve
