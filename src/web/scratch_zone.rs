@@ -71,7 +71,8 @@ fn paint_foil(canvas: &HtmlCanvasElement, label: &str) -> Option<(f64, f64)> {
     ctx.set_font(&font(size));
     // Narrow zones (the bonus card) get a smaller label rather than a clipped one.
     if let Ok(metrics) = ctx.measure_text(label) {
-        let fit = (w * 0.88) / metrics.width().max(1.0);
+        // 0.7 of the width also fits the chord of the round wheel.
+        let fit = (w * 0.7) / metrics.width().max(1.0);
         if fit < 1.0 {
             size = (size * fit).max(7.0);
             ctx.set_font(&font(size));
