@@ -9,12 +9,14 @@
 //! - [`block`] (native): blocks of 1 500 000 tickets from a 256-bit seed, their Merkle commitment and audit.
 //! - [`payload`]: the signed ticket format (compact JWS, EdDSA) and its verification, shared by the
 //!   server (signs) and the browser (verifies).
+//! - [`api`]: the JSON shared by the server and the web game.
 //! - [`play`]: a game in progress (« Jouez » / « Auto ») and the scratch coverage model, browser-free.
 //! - `server` (native): the axum ticket server — players, wallet ledger, sales, history, emissions.
 //! - `web` (wasm32): the Yew game the players see.
 //!
 //! See ARCHITECTURE.md for how a ticket flows through them and where each invariant is enforced.
 
+pub mod api;
 pub mod composer;
 pub mod money;
 pub mod payload;

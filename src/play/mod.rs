@@ -26,6 +26,16 @@ impl Mode {
             Mode::Auto => "auto",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        [Mode::Jouez, Mode::Auto].into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// « Jouez »: once a first surface is chosen, `zone` may be uncovered if it is on that surface or that
+/// surface is entirely uncovered. The browser and the server both apply this one rule.
+pub fn jouez_allows(first: Surface, is_revealed: impl Fn(Zone) -> bool, zone: Zone) -> bool {
+    zone.surface() == first || first.zones().all(is_revealed)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,10 +88,7 @@ impl Game {
         if self.is_revealed(zone) || self.mode == Mode::Auto {
             return false;
         }
-        match self.first_surface() {
-            None => false,
-            Some(first) => zone.surface() == first || self.surface_done(first),
-        }
+        self.first_surface().is_some_and(|first| jouez_allows(first, |z| self.is_revealed(z), zone))
     }
 
     /// The win a surface shows once all its zones are uncovered.

@@ -4,6 +4,7 @@
 
 use super::error::{ApiError, ApiJson};
 use super::{AppState, now, os_random, store};
+use crate::api::Me;
 use crate::money::Cents;
 use crate::payload::TicketSigner;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -82,15 +83,6 @@ fn session_token(headers: &HeaderMap) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .find_map(|pair| pair.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('=').map(str::to_owned))
-}
-
-#[derive(Serialize)]
-pub struct Me {
-    pub id: String,
-    pub name: Option<String>,
-    pub guest: bool,
-    pub demo: bool,
-    pub balance_cents: i64,
 }
 
 #[derive(Serialize)]

@@ -9,6 +9,7 @@
 use super::error::ApiError;
 use crate::block::{Block, LotCode, Seed};
 use crate::money::Cents;
+use crate::play::Mode;
 use crate::rules::prize_table::{BLOCK_SIZE, TICKET_PRICE};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use std::path::Path;
@@ -314,7 +315,7 @@ pub struct TicketRow {
     pub emission: u32,
     pub block: u32,
     pub index: u32,
-    pub mode: String,
+    pub mode: Mode,
     pub payload: String,
     pub lot: Cents,
     pub revealed: Vec<usize>,
@@ -327,12 +328,14 @@ const TICKET_COLUMNS: &str = "id, emission, block, idx, mode, payload, lot_cents
 
 fn ticket_row(r: &rusqlite::Row) -> rusqlite::Result<TicketRow> {
     let revealed: String = r.get(7)?;
+    let mode: String = r.get(4)?;
+    let mode = Mode::parse(&mode).ok_or_else(|| rusqlite::Error::InvalidColumnType(4, "mode".into(), rusqlite::types::Type::Text))?;
     Ok(TicketRow {
         id: r.get(0)?,
         emission: r.get(1)?,
         block: r.get(2)?,
         index: r.get(3)?,
-        mode: r.get(4)?,
+        mode,
         payload: r.get(5)?,
         lot: Cents(r.get::<_, i64>(6)? as u64),
         revealed: serde_json::from_str(&revealed).unwrap_or_default(),

@@ -11,46 +11,19 @@ use super::{AppState, now, store};
 use crate::block::{LotCode, compose_ticket, lot_of};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, Serial, TicketClaims};
-use crate::play::Mode;
-use crate::rules::{Surface, Zone};
+use crate::api::{TicketAndBalance, TicketState, TicketView};
+use crate::play::{Mode, jouez_allows};
+use crate::rules::Zone;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 pub struct Cache {
     pub lots: HashMap<(u32, u32), Arc<Vec<LotCode>>>,
     pub designs: HashMap<[u8; 32], Arc<Design>>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TicketState {
-    /// Not yet credited: the player is (or was) scratching it.
-    Playing,
-    /// Credited by the server after the player left it; it can still be scratched to the end.
-    Settled,
-    /// Every zone uncovered and the win credited.
-    Finished,
-}
-
-/// A ticket as the API shows it to its owner.
-#[derive(Serialize)]
-pub struct TicketView {
-    pub id: String,
-    pub serial: String,
-    pub mode: String,
-    /// The signed payload (compact JWS): the browser verifies it before drawing anything.
-    pub payload: String,
-    /// Uncovered zones (0–11), in the order they were uncovered.
-    pub revealed: Vec<usize>,
-    pub first_surface: Option<Surface>,
-    pub state: TicketState,
-    /// The win, once credited; hidden before, so that nothing leaks ahead of the scratching.
-    pub win_cents: Option<u64>,
-    pub sold_at: i64,
 }
 
 impl From<store::TicketRow> for TicketView {
@@ -72,12 +45,6 @@ impl From<store::TicketRow> for TicketView {
             sold_at: t.sold_at,
         }
     }
-}
-
-#[derive(Serialize)]
-pub struct TicketAndBalance {
-    pub ticket: TicketView,
-    pub balance_cents: i64,
 }
 
 #[derive(Deserialize)]
@@ -124,7 +91,7 @@ pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderM
                 store::Sale::Replay(id) | store::Sale::Sold(id) => id.clone(),
             };
             let row = store::ticket(conn, &owner, &id)?;
-            if row.mode != body.mode.as_str() {
+            if row.mode != body.mode {
                 return Err(ApiError::Conflict("idempotency_key_reused", "this Idempotency-Key already bought a ticket in another mode".into()));
             }
             Ok((sale, TicketView::from(row), store::balance(conn, &owner)?))
@@ -161,21 +128,19 @@ pub struct Reveal {
 
 /// Adds `zones` to what is uncovered, enforcing « Jouez »: the first zone uncovered chooses the first
 /// surface, and that surface is uncovered entirely before any other.
-pub fn apply_reveal(mode: &str, revealed: &mut Vec<usize>, zones: &[usize]) -> Result<(), ApiError> {
+pub fn apply_reveal(mode: Mode, revealed: &mut Vec<usize>, zones: &[usize]) -> Result<(), ApiError> {
     for &z in zones {
         let zone = Zone::from_index(z).ok_or_else(|| ApiError::BadRequest(format!("zone {z} does not exist (zones are 0 to 11)")))?;
         if revealed.contains(&z) {
             continue;
         }
-        if mode == "jouez" {
-            if let Some(first) = revealed.first().and_then(|&f| Zone::from_index(f)).map(Zone::surface) {
-                let first_done = first.zones().all(|fz| revealed.contains(&fz.index()));
-                if zone.surface() != first && !first_done {
-                    return Err(ApiError::Conflict(
-                        "first_surface_unfinished",
-                        format!("uncover all of {} (the surface chosen first) before the others", first.name_fr()),
-                    ));
-                }
+        let first = revealed.first().and_then(|&f| Zone::from_index(f)).map(Zone::surface);
+        if let Some(first) = first.filter(|_| mode == Mode::Jouez) {
+            if !jouez_allows(first, |z| revealed.contains(&z.index()), zone) {
+                return Err(ApiError::Conflict(
+                    "first_surface_unfinished",
+                    format!("uncover all of {} (the surface chosen first) before the others", first.name_fr()),
+                ));
             }
         }
         revealed.push(z);
@@ -188,7 +153,7 @@ pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): 
     let row = state
         .db(move |c| {
             let mut row = store::ticket(c, &player.id, &id)?;
-            apply_reveal(&row.mode, &mut row.revealed, &body.zones)?;
+            apply_reveal(row.mode, &mut row.revealed, &body.zones)?;
             store::set_revealed(c, &row.id, &row.revealed)?;
             Ok(row)
         })
@@ -204,7 +169,7 @@ pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id)
             let mut row = store::ticket(c, &player.id, &id)?;
             if row.finished_at.is_none() {
                 let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !row.revealed.contains(z)).collect();
-                if row.mode == "jouez" && !missing.is_empty() {
+                if row.mode == Mode::Jouez && !missing.is_empty() {
                     return Err(ApiError::Conflict("zones_left", format!("uncover every zone first; still hidden: {missing:?}")));
                 }
                 row.revealed.extend(missing);

@@ -1,36 +1,12 @@
 //! The ticket server's API, as the game uses it. Every failure becomes an [`ApiFailure`] with a
 //! French message for the player.
 
+pub use crate::api::{Me, TicketAndBalance, TicketView};
 use crate::payload::Jwks;
 use crate::rules::Zone;
 use gloo_net::http::{Request, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Me {
-    pub balance_cents: i64,
-    pub guest: bool,
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct TicketView {
-    pub id: String,
-    pub serial: String,
-    pub mode: String,
-    pub payload: String,
-    pub revealed: Vec<usize>,
-    pub state: String,
-    pub win_cents: Option<u64>,
-    pub sold_at: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct TicketAndBalance {
-    pub ticket: TicketView,
-    pub balance_cents: i64,
-}
 
 #[derive(Deserialize)]
 struct Session {

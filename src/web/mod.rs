@@ -11,6 +11,7 @@ pub mod api;
 pub mod scratch_zone;
 pub mod ticket;
 
+use crate::api::TicketState;
 use crate::money::format_signed_cents;
 use crate::payload::{Jwks, verify};
 use crate::play::{Action, Game, Mode};
@@ -27,16 +28,15 @@ pub fn start() {
 /// Verifies a ticket's payload and turns it into a game where it was left.
 pub fn open_ticket(view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
     let verified = verify(&view.payload, jwks).map_err(|e| format!("Ticket refusé : sa signature ou son contenu est invalide ({e})."))?;
-    let mode = if view.mode == "auto" { Mode::Auto } else { Mode::Jouez };
     Ok(Game {
         ticket_id: view.id.clone(),
         serial: view.serial.clone(),
-        mode,
+        mode: view.mode,
         ticket: verified.claims.zones,
         outcome: verified.outcome,
         revealed: view.revealed.iter().filter_map(|&i| Zone::from_index(i)).collect(),
         chosen: None,
-        completed: view.state == "finished",
+        completed: view.state == TicketState::Finished,
     })
 }
 
@@ -145,7 +145,7 @@ async fn start_session(dispatch: Dispatch) {
     dispatch.dispatch(Msg::Ready { balance: me.balance_cents, jwks: jwks.clone() });
     let Ok(history) = api::history().await else { return };
     dispatch.dispatch(Msg::History(history.clone()));
-    if let Some(unfinished) = history.iter().find(|t| t.state != "finished") {
+    if let Some(unfinished) = history.iter().find(|t| t.state != TicketState::Finished) {
         resume(dispatch, unfinished.clone(), jwks).await;
     }
 }
@@ -332,10 +332,10 @@ pub fn app() -> Html {
                     if model.history.is_empty() { <p class="empty">{ "Aucun ticket pour l'instant." }</p> }
                     <ol>
                         { for model.history.iter().enumerate().map(|(i, t)| {
-                            let state = match (t.state.as_str(), t.win_cents) {
-                                ("finished", Some(0)) => "perdu".to_owned(),
-                                ("finished", Some(w)) => format!("gagné {}", crate::money::Cents(w)),
-                                ("settled", _) => "à terminer (gain crédité)".to_owned(),
+                            let state = match (t.state, t.win_cents) {
+                                (TicketState::Finished, Some(0)) => "perdu".to_owned(),
+                                (TicketState::Finished, Some(w)) => format!("gagné {}", crate::money::Cents(w)),
+                                (TicketState::Settled, _) => "à terminer (gain crédité)".to_owned(),
                                 _ => "en cours".to_owned(),
                             };
                             html! {

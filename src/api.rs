@@ -1,0 +1,50 @@
+//! The JSON the ticket server answers and the web game reads: one definition for both sides.
+
+use crate::play::Mode;
+use crate::rules::Surface;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TicketState {
+    /// Not yet credited: the player is (or was) scratching it.
+    Playing,
+    /// Credited by the server after the player left it; it can still be scratched to the end.
+    Settled,
+    /// Every zone uncovered and the win credited.
+    Finished,
+}
+
+/// A ticket as the API shows it to its owner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketView {
+    pub id: String,
+    pub serial: String,
+    pub mode: Mode,
+    /// The signed payload (compact JWS): the browser verifies it before drawing anything.
+    pub payload: String,
+    /// Uncovered zones (0–11), in the order they were uncovered.
+    pub revealed: Vec<usize>,
+    pub first_surface: Option<Surface>,
+    pub state: TicketState,
+    /// The win, once credited; hidden before, so that nothing leaks ahead of the scratching.
+    pub win_cents: Option<u64>,
+    pub sold_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketAndBalance {
+    pub ticket: TicketView,
+    pub balance_cents: i64,
+}
+
+/// The signed-in player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Me {
+    pub id: String,
+    pub name: Option<String>,
+    pub guest: bool,
+    pub demo: bool,
+    /// Wins count only once credited.
+    pub balance_cents: i64,
+}
