@@ -11,13 +11,16 @@
 //!   server (signs) and the browser (verifies).
 //! - [`api`]: the JSON shared by the server and the web game.
 //! - [`play`]: a game in progress (« Jouez » / « Auto ») and the scratch coverage model, browser-free.
+//! - [`gallery`]: every outcome of every surface and a ticket per design pattern, composed from a seed,
+//!   for the designers' preview.
 //! - `server` (native): the axum ticket server — players, wallet ledger, sales, history, emissions.
-//! - `web` (wasm32): the Yew game the players see.
+//! - `web` (wasm32): the Yew game the players see, and the designers' preview page (`/#/preview`).
 //!
 //! See ARCHITECTURE.md for how a ticket flows through them and where each invariant is enforced.
 
 pub mod api;
 pub mod composer;
+pub mod gallery;
 pub mod money;
 pub mod payload;
 pub mod play;

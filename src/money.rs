@@ -21,6 +21,16 @@ impl Cents {
         self.0 == 0
     }
 
+    /// As printed on a ticket and in the designers' gallery: no cents part when there is none
+    /// (« 40 € », « 10 000 € », but « 2,50 € »).
+    pub fn short(self) -> String {
+        let full = self.to_string();
+        match self.whole_euros() {
+            Some(_) => full.replace(",00\u{a0}€", "\u{a0}€"),
+            None => full,
+        }
+    }
+
     /// Whole euros, if the amount has no cents part (every amount a ticket prints is whole euros).
     pub const fn whole_euros(self) -> Option<u64> {
         if self.0 % 100 == 0 { Some(self.0 / 100) } else { None }
@@ -78,6 +88,8 @@ mod tests {
         assert_eq!(Cents::euros(40_000).to_string(), "40\u{202f}000,00\u{a0}€");
         assert_eq!(Cents::euros(1_000_000).to_string(), "1\u{202f}000\u{202f}000,00\u{a0}€");
         assert_eq!(format_signed_cents(-300), "-3,00\u{a0}€");
+        assert_eq!(Cents::euros(10_000).short(), "10\u{202f}000\u{a0}€");
+        assert_eq!(Cents(250).short(), "2,50\u{a0}€");
     }
 
     #[test]

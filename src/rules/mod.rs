@@ -170,13 +170,8 @@ impl Ticket {
     /// Reads the lot off the symbols alone, and checks the ticket could be in a block: its lot is in
     /// the prize table (or 0 €) and obeys the multi-surface rule.
     pub fn evaluate(&self) -> Result<Outcome, InvalidTicket> {
-        let poker = self.poker.evaluate()?;
-        let (roulette_win, roulette_stake) = self.roulette.evaluate()?;
-        let (craps_win, craps_throws) = self.craps.evaluate()?;
-        let (jackpot_win, reels, tray) = self.jackpot.evaluate()?;
-        let surface_wins = [poker.win(), roulette_win, craps_win, jackpot_win];
-        let lot: Cents = surface_wins.iter().copied().sum();
-        let outcome = Outcome { poker, roulette_stake, craps_throws, reels, tray, surface_wins, lot };
+        let outcome = self.read_surfaces()?;
+        let lot = outcome.lot;
         if !lot.is_zero() {
             let tier = prize_table::tier_of(lot).ok_or(InvalidTicket::LotNotInPrizeTable(lot))?;
             if tier.multi_surface && outcome.winning_surfaces() < 2 {
@@ -184,6 +179,18 @@ impl Ticket {
             }
         }
         Ok(outcome)
+    }
+
+    /// Reads each surface by the regulation, without asking whether the sum is a lot of the prize
+    /// table: the designers' gallery shows single surfaces (a lone brelan, 100 €) that no block sells.
+    pub fn read_surfaces(&self) -> Result<Outcome, InvalidTicket> {
+        let poker = self.poker.evaluate()?;
+        let (roulette_win, roulette_stake) = self.roulette.evaluate()?;
+        let (craps_win, craps_throws) = self.craps.evaluate()?;
+        let (jackpot_win, reels, tray) = self.jackpot.evaluate()?;
+        let surface_wins = [poker.win(), roulette_win, craps_win, jackpot_win];
+        let lot: Cents = surface_wins.iter().copied().sum();
+        Ok(Outcome { poker, roulette_stake, craps_throws, reels, tray, surface_wins, lot })
     }
 
     /// A fixed, compact byte encoding of the twelve zones, hashed into the block's commitment.

@@ -1,357 +1,49 @@
-//! The web game (wasm32): a Yew app talking to the ticket server.
+//! The web app (wasm32): the game players see, and the designers' preview, on two hash routes.
 //!
-//! - [`api`]: the server's API.
-//! - [`ticket`]: the ticket card and the artwork of every symbol.
+//! - [`game`] (`/#/`, the default): the Yew game talking to the ticket server.
+//! - [`preview`] (`/#/preview`): every surface and ticket of the gallery, composed in the browser with no
+//!   server, for designers.
+//! - [`ticket`]: the ticket card and the artwork of every symbol, shared by both.
 //! - [`scratch_zone`]: one canvas scratch zone.
+//! - [`api`]: the ticket server's API.
 //!
-//! Every ticket is verified ([`open_ticket`]) — signature against the server's JWKS, lot re-read by the
-//! shared evaluator — before anything of it is drawn.
+//! Every ticket is verified ([`game::open_ticket`]) — signature against the JWKS, lot re-read by the
+//! shared evaluator — before anything of it is drawn; the preview goes through the same check with a
+//! throw-away key.
 
 pub mod api;
+pub mod game;
+pub mod preview;
 pub mod scratch_zone;
 pub mod ticket;
 
-use crate::api::TicketState;
-use crate::money::format_signed_cents;
-use crate::payload::{Jwks, verify};
-use crate::play::{Action, Game, Mode};
-use crate::rules::{Surface, Zone};
-use api::{ApiFailure, TicketView};
-use std::rc::Rc;
-use ticket::TicketCard;
 use yew::prelude::*;
+use yew_router::prelude::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Routable)]
+pub enum Route {
+    #[at("/")]
+    Game,
+    #[at("/preview")]
+    Preview,
+    /// Any other hash plays the game rather than showing an error page.
+    #[not_found]
+    #[at("/jeu")]
+    Other,
+}
+
+#[function_component(Root)]
+fn root() -> Html {
+    html! {
+        <HashRouter>
+            <Switch<Route> render={|route| match route {
+                Route::Preview => html! { <preview::Preview /> },
+                Route::Game | Route::Other => html! { <game::App /> },
+            }} />
+        </HashRouter>
+    }
+}
 
 pub fn start() {
-    yew::Renderer::<App>::new().render();
-}
-
-/// Verifies a ticket's payload and turns it into a game where it was left.
-pub fn open_ticket(view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
-    let verified = verify(&view.payload, jwks).map_err(|e| format!("Ticket refusé : sa signature ou son contenu est invalide ({e})."))?;
-    Ok(Game {
-        ticket_id: view.id.clone(),
-        serial: view.serial.clone(),
-        mode: view.mode,
-        ticket: verified.claims.zones,
-        outcome: verified.outcome,
-        revealed: view.revealed.iter().filter_map(|&i| Zone::from_index(i)).collect(),
-        chosen: None,
-        completed: view.state == TicketState::Finished,
-    })
-}
-
-#[derive(Default, Clone, PartialEq)]
-pub struct Model {
-    balance: Option<i64>,
-    jwks: Option<Rc<Jwks>>,
-    game: Option<Game>,
-    busy: bool,
-    /// Announced politely (aria-live): progress and wins.
-    message: String,
-    error: Option<String>,
-    history: Vec<TicketView>,
-}
-
-pub enum Msg {
-    Ready { balance: i64, jwks: Jwks },
-    Balance(i64),
-    History(Vec<TicketView>),
-    Open(Game),
-    Play(Action),
-    Busy(bool),
-    Say(String),
-    Fail(String),
-}
-
-impl Reducible for Model {
-    type Action = Msg;
-
-    fn reduce(self: Rc<Self>, msg: Msg) -> Rc<Self> {
-        let mut m = Rc::unwrap_or_clone(self);
-        match msg {
-            Msg::Ready { balance, jwks } => {
-                m.balance = Some(balance);
-                m.jwks = Some(Rc::new(jwks));
-            }
-            Msg::Balance(b) => m.balance = Some(b),
-            Msg::History(h) => m.history = h,
-            Msg::Open(game) => {
-                m.message = if game.completed {
-                    format!("Ticket {} : {}", game.serial, result_text(&game))
-                } else if game.needs_choice() {
-                    "Choisissez la surface par laquelle commencer.".into()
-                } else {
-                    format!("Ticket {} en jeu.", game.serial)
-                };
-                m.error = None;
-                m.game = Some(game);
-            }
-            Msg::Play(action) => {
-                if let Some(g) = m.game.as_mut() {
-                    if g.apply(action) {
-                        m.message = match action {
-                            Action::Choose(s) => format!("Grattez d'abord la surface {}.", s.name_fr()),
-                            Action::Reveal(z) if g.surface_done(z.surface()) => surface_text(g, z.surface()),
-                            Action::Reveal(_) => m.message.clone(),
-                            Action::Completed => result_text(g),
-                        };
-                    }
-                }
-            }
-            Msg::Busy(b) => m.busy = b,
-            Msg::Say(text) => m.message = text,
-            Msg::Fail(e) => {
-                m.error = Some(e);
-                m.busy = false;
-            }
-        }
-        Rc::new(m)
-    }
-}
-
-fn surface_text(g: &Game, s: Surface) -> String {
-    match g.shown_win(s) {
-        Some(w) if !w.is_zero() => format!("{} : gagné {w} !", s.name_fr()),
-        _ => format!("{} : perdu.", s.name_fr()),
-    }
-}
-
-fn result_text(g: &Game) -> String {
-    if g.outcome.lot.is_zero() { "Pas de gain cette fois.".into() } else { format!("Bravo ! Vous gagnez {}.", g.outcome.lot) }
-}
-
-type Dispatch = UseReducerDispatcher<Model>;
-
-fn fail(dispatch: &Dispatch, e: ApiFailure) {
-    dispatch.dispatch(Msg::Fail(e.message_fr()));
-}
-
-async fn refresh_history(dispatch: &Dispatch) {
-    if let Ok(h) = api::history().await {
-        dispatch.dispatch(Msg::History(h));
-    }
-}
-
-/// Signs in (as a guest on first visit), loads the keys and history, and resumes an unfinished ticket.
-async fn start_session(dispatch: Dispatch) {
-    let me = match api::me().await {
-        Err(e) if e.status == 401 => api::guest().await,
-        other => other,
-    };
-    let (me, jwks) = match (me, api::jwks().await) {
-        (Ok(me), Ok(jwks)) => (me, jwks),
-        (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
-    };
-    dispatch.dispatch(Msg::Ready { balance: me.balance_cents, jwks: jwks.clone() });
-    let Ok(history) = api::history().await else { return };
-    dispatch.dispatch(Msg::History(history.clone()));
-    if let Some(unfinished) = history.iter().find(|t| t.state != TicketState::Finished) {
-        resume(dispatch, unfinished.clone(), jwks).await;
-    }
-}
-
-async fn resume(dispatch: Dispatch, view: TicketView, jwks: Jwks) {
-    match open_ticket(&view, &jwks) {
-        Ok(game) => {
-            let auto = game.mode == Mode::Auto && !game.completed;
-            dispatch.dispatch(Msg::Open(game.clone()));
-            if auto {
-                run_auto(dispatch, game).await;
-            } else if game.all_revealed() && !game.completed {
-                finish(&dispatch, &game.ticket_id).await;
-            }
-        }
-        Err(e) => dispatch.dispatch(Msg::Fail(e)),
-    }
-}
-
-async fn buy(dispatch: Dispatch, mode: Mode, jwks: Rc<Jwks>) {
-    dispatch.dispatch(Msg::Busy(true));
-    dispatch.dispatch(Msg::Say("Achat du ticket…".into()));
-    let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| js_sys::Date::now().to_string());
-    let bought = match api::buy(mode.as_str(), &key).await {
-        Ok(b) => b,
-        Err(e) => return fail(&dispatch, e),
-    };
-    dispatch.dispatch(Msg::Balance(bought.balance_cents));
-    match open_ticket(&bought.ticket, &jwks) {
-        Ok(game) => {
-            dispatch.dispatch(Msg::Open(game.clone()));
-            dispatch.dispatch(Msg::Busy(false));
-            if mode == Mode::Auto {
-                run_auto(dispatch.clone(), game).await;
-            }
-        }
-        Err(e) => dispatch.dispatch(Msg::Fail(e)),
-    }
-    refresh_history(&dispatch).await;
-}
-
-/// « Auto »: uncovers every zone, surface after surface, then ends the game.
-async fn run_auto(dispatch: Dispatch, mut game: Game) {
-    let pause = if scratch_zone::prefers_reduced_motion() { 80 } else { 450 };
-    while let Some(zone) = game.next_auto_zone() {
-        gloo_timers::future::TimeoutFuture::new(pause).await;
-        game.apply(Action::Reveal(zone));
-        dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
-        if let Err(e) = api::reveal(&game.ticket_id, &[zone]).await {
-            return fail(&dispatch, e);
-        }
-    }
-    finish(&dispatch, &game.ticket_id).await;
-}
-
-async fn finish(dispatch: &Dispatch, ticket_id: &str) {
-    match api::complete(ticket_id).await {
-        Ok(done) => {
-            dispatch.dispatch(Msg::Balance(done.balance_cents));
-            dispatch.dispatch(Msg::Play(Action::Completed));
-            refresh_history(dispatch).await;
-        }
-        Err(e) => fail(dispatch, e),
-    }
-}
-
-fn french_time(unix: i64) -> String {
-    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix as f64 * 1000.0));
-    let options = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&options, &"dateStyle".into(), &"short".into());
-    let _ = js_sys::Reflect::set(&options, &"timeStyle".into(), &"short".into());
-    date.to_locale_string("fr-FR", &options).into()
-}
-
-#[function_component(App)]
-pub fn app() -> Html {
-    let model = use_reducer(Model::default);
-    let dispatch = model.dispatcher();
-
-    {
-        let dispatch = dispatch.clone();
-        use_effect_with((), move |_| yew::platform::spawn_local(start_session(dispatch)));
-    }
-
-    let on_buy = |mode: Mode| {
-        let (dispatch, jwks) = (dispatch.clone(), model.jwks.clone());
-        Callback::from(move |_: MouseEvent| {
-            if let Some(jwks) = jwks.clone() {
-                yew::platform::spawn_local(buy(dispatch.clone(), mode, jwks));
-            }
-        })
-    };
-    let on_choose = {
-        let dispatch = dispatch.clone();
-        Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(Action::Choose(s))))
-    };
-    let on_reveal = {
-        let (dispatch, game) = (dispatch.clone(), model.game.clone());
-        Callback::from(move |zone: Zone| {
-            let Some(mut game) = game.clone() else { return };
-            if !game.apply(Action::Reveal(zone)) {
-                return;
-            }
-            dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
-            let dispatch = dispatch.clone();
-            yew::platform::spawn_local(async move {
-                if let Err(e) = api::reveal(&game.ticket_id, &[zone]).await {
-                    return fail(&dispatch, e);
-                }
-                if game.all_revealed() {
-                    finish(&dispatch, &game.ticket_id).await;
-                }
-            });
-        })
-    };
-    let on_top_up = {
-        let dispatch = dispatch.clone();
-        Callback::from(move |_: MouseEvent| {
-            let dispatch = dispatch.clone();
-            yew::platform::spawn_local(async move {
-                match api::demo_deposit(5_000).await {
-                    Ok(me) => dispatch.dispatch(Msg::Balance(me.balance_cents)),
-                    Err(e) => fail(&dispatch, e),
-                }
-            });
-        })
-    };
-    let on_recall = |view: TicketView| {
-        let (dispatch, jwks) = (dispatch.clone(), model.jwks.clone());
-        Callback::from(move |_: MouseEvent| {
-            if let Some(jwks) = jwks.clone() {
-                yew::platform::spawn_local(resume(dispatch.clone(), view.clone(), (*jwks).clone()));
-            }
-        })
-    };
-
-    let playing = model.game.as_ref().is_some_and(|g| !g.completed);
-    let can_buy = model.jwks.is_some() && !model.busy && !playing;
-    let balance = model.balance.map_or_else(|| "—".to_owned(), format_signed_cents);
-    let result = model.game.as_ref().filter(|g| g.completed).map(|g| {
-        let won = !g.outcome.lot.is_zero();
-        html! {
-            <div class={classes!("result", won.then_some("won"))} data-testid="result">
-                { if won { html! { <><span class="result-title">{ "Gagné !" }</span><span class="result-amount">{ g.outcome.lot.to_string() }</span></> } }
-                  else { html! { <span class="result-title">{ "Pas de gain cette fois" }</span> } } }
-            </div>
-        }
-    });
-
-    html! {
-        <div class="app">
-            <header class="topbar">
-                <h1 class="logo">{ "Vegas" }<small>{ "jeu de grattage" }</small></h1>
-                <div class="wallet">
-                    <span class="wallet-label">{ "Solde" }</span>
-                    <span class="balance" data-testid="balance">{ balance }</span>
-                    <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
-                </div>
-            </header>
-            <main>
-                <div class="controls">
-                    <button class="play jouez" data-testid="play-jouez" disabled={!can_buy} onclick={on_buy(Mode::Jouez)}>
-                        { "Jouez" }<small>{ "3,00 € — vous grattez" }</small>
-                    </button>
-                    <button class="play auto" data-testid="play-auto" disabled={!can_buy} onclick={on_buy(Mode::Auto)}>
-                        { "Auto" }<small>{ "3,00 € — tout se découvre" }</small>
-                    </button>
-                </div>
-                <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
-                { for model.error.clone().map(|e| html! { <p class="error" role="alert" data-testid="error">{ e }</p> }) }
-                { for result }
-                { match &model.game {
-                    Some(g) => html! { <TicketCard game={g.clone()} on_reveal={on_reveal} on_choose={on_choose} /> },
-                    None => html! {
-                        <div class="ticket placeholder" data-testid="welcome">
-                            <p class="ticket-logo big">{ "VEGAS" }</p>
-                            <p>{ "Poker, Roulette, Craps et Jackpot : quatre chances de gagner jusqu'à 40 000 €." }</p>
-                            <p>{ "Choisissez « Jouez » pour gratter vous-même, ou « Auto » pour tout découvrir d'un coup." }</p>
-                        </div>
-                    },
-                } }
-                <aside class="history" data-testid="history" aria-label="Historique">
-                    <h2>{ "Historique" }</h2>
-                    if model.history.is_empty() { <p class="empty">{ "Aucun ticket pour l'instant." }</p> }
-                    <ol>
-                        { for model.history.iter().enumerate().map(|(i, t)| {
-                            let state = match (t.state, t.win_cents) {
-                                (TicketState::Finished, Some(0)) => "perdu".to_owned(),
-                                (TicketState::Finished, Some(w)) => format!("gagné {}", crate::money::Cents(w)),
-                                (TicketState::Settled, _) => "à terminer (gain crédité)".to_owned(),
-                                _ => "en cours".to_owned(),
-                            };
-                            html! {
-                                <li>
-                                    <button class="history-item" data-testid={format!("history-item-{i}")} onclick={on_recall(t.clone())}>
-                                        <span class="h-serial">{ &t.serial }</span>
-                                        <span class="h-date">{ french_time(t.sold_at) }</span>
-                                        <span class="h-state">{ state }</span>
-                                    </button>
-                                </li>
-                            }
-                        }) }
-                    </ol>
-                </aside>
-            </main>
-            <footer>{ "Jeu de démonstration — les gains sont fictifs. Jouer comporte des risques : endettement, isolement, dépendance." }</footer>
-        </div>
-    }
+    yew::Renderer::<Root>::new().render();
 }

@@ -1,6 +1,9 @@
 //! One hidden zone: its content, and over it a canvas the player scratches with mouse, touch or pen
 //! (pointer events), or uncovers with Enter/Space. The coverage model is [`ScratchGrid`]; the canvas is
 //! only its view. Drawn at the device pixel ratio, so the foil stays crisp on high-DPI screens.
+//!
+//! Sizes are layout sizes (`offsetWidth`), not on-screen boxes, so a zone inside a zoomed or scaled
+//! container (the designers' preview magnifies whole tickets) paints and scratches the same way.
 
 use crate::play::scratch::ScratchGrid;
 use crate::rules::Zone;
@@ -30,6 +33,20 @@ pub fn zone_slug(zone: Zone) -> String {
     serde_json::to_value(zone).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
+/// What the designers' preview forces on every foil below it (a Yew context); the game never sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FoilSettings {
+    /// Paint foils at this device pixel ratio instead of the screen's.
+    pub pixel_ratio: Option<f64>,
+    /// Covered zones show their foil half scratched away.
+    pub half_scratched: bool,
+}
+
+/// Time between two zones uncovered by « Auto » (the game and its preview pace it alike).
+pub fn auto_pause_ms() -> u32 {
+    if prefers_reduced_motion() { 80 } else { 450 }
+}
+
 pub fn prefers_reduced_motion() -> bool {
     web_sys::window()
         .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
@@ -40,11 +57,15 @@ fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     canvas.get_context("2d").ok().flatten()?.dyn_into().ok()
 }
 
+/// The zone's layout size in CSS pixels, whatever zoom or transform its ancestors apply.
+fn layout_size(canvas: &HtmlCanvasElement) -> (f64, f64) {
+    (f64::from(canvas.offset_width()).max(1.0), f64::from(canvas.offset_height()).max(1.0))
+}
+
 /// Sizes the canvas to its box at the device pixel ratio and paints the silver foil with its label.
-fn paint_foil(canvas: &HtmlCanvasElement, label: &str) -> Option<(f64, f64)> {
-    let rect = canvas.get_bounding_client_rect();
-    let (w, h) = (rect.width().max(1.0), rect.height().max(1.0));
-    let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
+fn paint_foil(canvas: &HtmlCanvasElement, label: &str, pixel_ratio: Option<f64>) -> Option<(f64, f64)> {
+    let (w, h) = layout_size(canvas);
+    let dpr = pixel_ratio.or_else(|| web_sys::window().map(|w| w.device_pixel_ratio())).unwrap_or(1.0).max(1.0);
     canvas.set_width((w * dpr).round() as u32);
     canvas.set_height((h * dpr).round() as u32);
     let ctx = context(canvas)?;
@@ -110,12 +131,17 @@ pub fn scratch_zone(props: &Props) -> Html {
     let state = use_mut_ref(|| Scratch { grid: None, last: None, reported: false });
     let zone = props.zone;
 
+    let settings = use_context::<FoilSettings>().unwrap_or_default();
     {
-        let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
-        use_effect_with((), move |_| {
+        let (canvas_ref, state, revealed) = (canvas_ref.clone(), state.clone(), props.revealed);
+        use_effect_with(settings, move |settings| {
             if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
-                if let Some((w, h)) = paint_foil(&canvas, zone.label_fr()) {
+                if let Some((w, h)) = paint_foil(&canvas, zone.label_fr(), settings.pixel_ratio) {
                     state.borrow_mut().grid = Some(ScratchGrid::new(w, h, CELL));
+                    if settings.half_scratched && !revealed {
+                        let path = sweep_path(w, h);
+                        erase_path(&canvas, &path[..path.len() / 2 + 1]);
+                    }
                 }
             }
         });
@@ -133,10 +159,13 @@ pub fn scratch_zone(props: &Props) -> Html {
         });
     }
 
+    // The pointer in the zone's own CSS pixels: the on-screen box may be zoomed (see the module doc).
     let point = |e: &PointerEvent| -> (f64, f64) {
         let target: HtmlCanvasElement = e.target_unchecked_into();
         let rect = target.get_bounding_client_rect();
-        (f64::from(e.client_x()) - rect.left(), f64::from(e.client_y()) - rect.top())
+        let (w, h) = layout_size(&target);
+        let (sx, sy) = (w / rect.width().max(1.0), h / rect.height().max(1.0));
+        ((f64::from(e.client_x()) - rect.left()) * sx, (f64::from(e.client_y()) - rect.top()) * sy)
     };
 
     let scratch_to = {
@@ -217,17 +246,24 @@ pub fn scratch_zone(props: &Props) -> Html {
     }
 }
 
-/// A zig-zag of strokes over a third of a second, then the CSS fade finishes the job.
-async fn sweep(canvas: HtmlCanvasElement) {
-    let rect = canvas.get_bounding_client_rect();
-    let (w, h) = (rect.width(), rect.height());
+/// The zig-zag a coin sweeps over a `w` × `h` zone, one row a brush wide.
+fn sweep_path(w: f64, h: f64) -> Vec<(f64, f64)> {
     let rows = ((h / BRUSH).ceil() as usize).max(1);
-    let mut last = (0.0, BRUSH / 2.0);
-    for row in 0..=rows {
-        let y = (row as f64 + 0.5) * h / rows as f64;
-        let x = if row % 2 == 0 { w } else { 0.0 };
-        erase_line(&canvas, last, (x, y));
-        last = (x, y);
+    let turns = (0..=rows).map(|row| (if row % 2 == 0 { w } else { 0.0 }, (row as f64 + 0.5) * h / rows as f64));
+    std::iter::once((0.0, BRUSH / 2.0)).chain(turns).collect()
+}
+
+fn erase_path(canvas: &HtmlCanvasElement, path: &[(f64, f64)]) {
+    for leg in path.windows(2) {
+        erase_line(canvas, leg[0], leg[1]);
+    }
+}
+
+/// The sweep over a third of a second, then the CSS fade finishes the job.
+async fn sweep(canvas: HtmlCanvasElement) {
+    let (w, h) = layout_size(&canvas);
+    for leg in sweep_path(w, h).windows(2) {
+        erase_line(&canvas, leg[0], leg[1]);
         gloo_timers::future::TimeoutFuture::new(30).await;
     }
 }

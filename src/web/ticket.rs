@@ -2,17 +2,9 @@
 //! [`ScratchZone`]. All the artwork of the symbols is here (HTML + CSS in `static/vegas.css`, inline SVG).
 
 use super::scratch_zone::ScratchZone;
-use crate::money::Cents;
-use crate::play::Game;
+use crate::play::{Game, Mode};
 use crate::rules::{Card, Reel, Stake, Surface, Throw, Zone};
 use yew::prelude::*;
-
-#[derive(Properties, PartialEq)]
-pub struct Props {
-    pub game: Game,
-    pub on_reveal: Callback<Zone>,
-    pub on_choose: Callback<Surface>,
-}
 
 fn card(c: Card) -> Html {
     let colour = if c.suit.is_red() { "red" } else { "black" };
@@ -69,41 +61,91 @@ fn reel(r: Reel) -> Html {
     html! { <div class="reel">{ symbol }</div> }
 }
 
-/// Amounts printed on a ticket drop the cents (« 40 € », « 10 000 € »).
-fn euros(c: Cents) -> String {
-    c.to_string().replace(",00\u{a0}€", "\u{a0}€")
-}
-
 fn stake(s: Stake) -> Html {
     html! {
         <div class="chips">
             <span class="chip-number">{ s.number }</span>
-            <span class="chip-amount">{ euros(s.amount) }</span>
+            <span class="chip-amount">{ s.amount.short() }</span>
         </div>
     }
 }
 
-#[function_component(TicketCard)]
-pub fn ticket_card(props: &Props) -> Html {
-    let g = &props.game;
-    let t = &g.ticket;
-    let zone = |z: Zone, alt: String, class: &'static str, content: Html| {
+/// Everything a surface needs to draw itself from a game.
+struct Table<'a> {
+    game: &'a Game,
+    on_reveal: &'a Callback<Zone>,
+    on_choose: &'a Callback<Surface>,
+}
+
+impl Table<'_> {
+    fn zone(&self, z: Zone, alt: String, class: &'static str, content: Html) -> Html {
+        let g = self.game;
         html! {
             <ScratchZone zone={z} scratchable={g.can_scratch(z)} revealed={g.is_revealed(z)} alt={alt}
-                on_reveal={props.on_reveal.clone()} class={classes!(class)}>{ content }</ScratchZone>
+                on_reveal={self.on_reveal.clone()} class={classes!(class)}>{ content }</ScratchZone>
         }
-    };
-    let surface = |s: Surface, zones: Html| {
+    }
+
+    /// The hidden zones of one surface, each over its artwork.
+    fn zones(&self, s: Surface) -> Html {
+        let t = &self.game.ticket;
+        match s {
+            Surface::Poker => {
+                let hand_alt = t.poker.hand.iter().map(|&c| card_alt(c)).collect::<Vec<_>>().join(", ");
+                html! {
+                    <div class="poker-row">
+                        { self.zone(Zone::PokerHand, hand_alt, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|&c| card(c)) }</div> }) }
+                        { self.zone(Zone::PokerBonus, card_alt(t.poker.bonus), "bonus-card", card(t.poker.bonus)) }
+                    </div>
+                }
+            }
+            Surface::Roulette => {
+                let stakes = [Zone::RouletteStake1, Zone::RouletteStake2, Zone::RouletteStake3];
+                html! {
+                    <div class="roulette-row">
+                        { self.zone(Zone::RouletteWheel, format!("numéro {}", t.roulette.wheel), "wheel",
+                            html! { <div class="wheel-face"><span>{ t.roulette.wheel }</span></div> }) }
+                        <div class="stakes">
+                            { for stakes.iter().zip(t.roulette.stakes).map(|(&z, s)| self.zone(z, format!("numéro {}, {}", s.number, s.amount.short()), "stake", stake(s))) }
+                        </div>
+                    </div>
+                }
+            }
+            Surface::Craps => {
+                let throws = [Zone::CrapsThrow1, Zone::CrapsThrow2, Zone::CrapsThrow3, Zone::CrapsThrow4];
+                html! {
+                    <div class="throws">
+                        { for throws.iter().zip(t.craps.throws).map(|(&z, th)| html! {
+                            <div class="throw-slot">{ self.zone(z, format!("{} + {}", th.0, th.1), "throw-zone", throw(th)) }</div>
+                        }) }
+                    </div>
+                }
+            }
+            Surface::Jackpot => {
+                let reels_alt = t.jackpot.reels.iter().map(|r| r.name_fr()).collect::<Vec<_>>().join(", ");
+                html! {
+                    <div class="slot-machine">
+                        { self.zone(Zone::JackpotReels, reels_alt, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r)) }</div> }) }
+                        { self.zone(Zone::JackpotTray, t.jackpot.tray.short(), "tray", html! { <div class="coins"><span>{ t.jackpot.tray.short() }</span></div> }) }
+                    </div>
+                }
+            }
+        }
+    }
+
+    /// One surface: its title, zones, its win once uncovered, and the « Jouez » choice button.
+    fn surface(&self, s: Surface) -> Html {
+        let g = self.game;
         let first = g.first_surface() == Some(s);
-        let locked = !g.needs_choice() && s.zones().all(|z| !g.can_scratch(z) && !g.is_revealed(z)) && g.mode == crate::play::Mode::Jouez;
-        let slug = format!("{s:?}").to_lowercase();
+        let locked = g.mode == Mode::Jouez && !g.needs_choice() && s.zones().all(|z| !g.can_scratch(z) && !g.is_revealed(z));
+        let slug = surface_slug(s);
         let result = match g.shown_win(s) {
             Some(w) if !w.is_zero() => html! { <p class="surface-win won" data-testid={format!("win-{slug}")}>{ format!("Gagné : {w}") }</p> },
             Some(_) => html! { <p class="surface-win" data-testid={format!("win-{slug}")}>{ "Perdu" }</p> },
             None => html! { <p class="surface-win pending">{ "\u{a0}" }</p> },
         };
         let choose = g.needs_choice().then(|| {
-            let on_choose = props.on_choose.clone();
+            let on_choose = self.on_choose.clone();
             html! {
                 <button class="choose" data-testid={format!("choose-{slug}")} onclick={Callback::from(move |_| on_choose.emit(s))}>
                     { format!("Commencer par {}", s.name_fr()) }
@@ -114,62 +156,66 @@ pub fn ticket_card(props: &Props) -> Html {
             <section class={classes!("surface", slug.clone(), first.then_some("first"), locked.then_some("locked"))}
                      data-testid={format!("surface-{slug}")} aria-label={s.name_fr()}>
                 <h2>{ s.name_fr() }</h2>
-                { zones }
+                { self.zones(s) }
                 { result }
                 { for choose }
             </section>
         }
-    };
+    }
+}
 
-    let hand_alt = t.poker.hand.iter().map(|&c| card_alt(c)).collect::<Vec<_>>().join(", ");
-    let poker = html! {
-        <div class="poker-row">
-            { zone(Zone::PokerHand, hand_alt, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|&c| card(c)) }</div> }) }
-            { zone(Zone::PokerBonus, card_alt(t.poker.bonus), "bonus-card", card(t.poker.bonus)) }
-        </div>
-    };
-    let stakes = [Zone::RouletteStake1, Zone::RouletteStake2, Zone::RouletteStake3];
-    let roulette = html! {
-        <div class="roulette-row">
-            { zone(Zone::RouletteWheel, format!("numéro {}", t.roulette.wheel), "wheel",
-                html! { <div class="wheel-face"><span>{ t.roulette.wheel }</span></div> }) }
-            <div class="stakes">
-                { for stakes.iter().zip(t.roulette.stakes).map(|(&z, s)| zone(z, format!("numéro {}, {}", s.number, euros(s.amount)), "stake", stake(s))) }
-            </div>
-        </div>
-    };
-    let throws = [Zone::CrapsThrow1, Zone::CrapsThrow2, Zone::CrapsThrow3, Zone::CrapsThrow4];
-    let craps = html! {
-        <div class="throws">
-            { for throws.iter().zip(t.craps.throws).map(|(&z, th)| html! {
-                <div class="throw-slot">
-                    { zone(z, format!("{} + {}", th.0, th.1), "throw-zone", throw(th)) }
-                </div>
-            }) }
-        </div>
-    };
-    let reels_alt = t.jackpot.reels.iter().map(|r| r.name_fr()).collect::<Vec<_>>().join(", ");
-    let jackpot = html! {
-        <div class="slot-machine">
-            { zone(Zone::JackpotReels, reels_alt, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r)) }</div> }) }
-            { zone(Zone::JackpotTray, euros(t.jackpot.tray), "tray", html! { <div class="coins"><span>{ euros(t.jackpot.tray) }</span></div> }) }
-        </div>
-    };
+pub fn surface_slug(s: Surface) -> String {
+    format!("{s:?}").to_lowercase()
+}
 
+fn ticket_head(g: &Game) -> Html {
+    html! {
+        <header class="ticket-head">
+            <span class="ticket-logo">{ "VEGAS" }</span>
+            <span class="serial" data-testid="serial">{ format!("N° {}", g.serial) }</span>
+            <span class="mode">{ if g.mode == Mode::Auto { "Auto" } else { "Jouez" } }</span>
+        </header>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub game: Game,
+    pub on_reveal: Callback<Zone>,
+    pub on_choose: Callback<Surface>,
+}
+
+/// The whole ticket: four surfaces on one card.
+#[function_component(TicketCard)]
+pub fn ticket_card(props: &Props) -> Html {
+    let g = &props.game;
+    let table = Table { game: g, on_reveal: &props.on_reveal, on_choose: &props.on_choose };
     html! {
         <article class="ticket" data-testid="ticket" data-ticket-id={g.ticket_id.clone()}>
-            <header class="ticket-head">
-                <span class="ticket-logo">{ "VEGAS" }</span>
-                <span class="serial" data-testid="serial">{ format!("N° {}", g.serial) }</span>
-                <span class="mode">{ if g.mode == crate::play::Mode::Auto { "Auto" } else { "Jouez" } }</span>
-            </header>
-            { if g.needs_choice() { html! { <p class="hint" data-testid="choose-hint">{ "Choisissez la surface par laquelle commencer." }</p> } } else { html! {} } }
+            { ticket_head(g) }
+            if g.needs_choice() { <p class="hint" data-testid="choose-hint">{ "Choisissez la surface par laquelle commencer." }</p> }
             <div class="surfaces">
-                { surface(Surface::Poker, poker) }
-                { surface(Surface::Roulette, roulette) }
-                { surface(Surface::Craps, craps) }
-                { surface(Surface::Jackpot, jackpot) }
+                { for Surface::ALL.map(|s| table.surface(s)) }
             </div>
+        </article>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct SurfaceProps {
+    pub game: Game,
+    pub surface: Surface,
+}
+
+/// One surface alone on the ticket's card, as the designers' preview shows it (nothing to choose or scratch).
+#[function_component(SurfaceCard)]
+pub fn surface_card(props: &SurfaceProps) -> Html {
+    let (on_reveal, on_choose) = (Callback::noop(), Callback::noop());
+    let table = Table { game: &props.game, on_reveal: &on_reveal, on_choose: &on_choose };
+    html! {
+        <article class="ticket single-surface" data-testid="ticket">
+            { ticket_head(&props.game) }
+            <div class="surfaces">{ table.surface(props.surface) }</div>
         </article>
     }
 }
