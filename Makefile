@@ -5,7 +5,7 @@ SHELL := /bin/bash
 E2E := tests/e2e
 export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test tools dist bench
+.PHONY: run test tools dist bench preview update-baselines
 
 tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -28,3 +28,12 @@ test: dist
 
 bench:
 	cargo bench --locked --bench block
+
+# Designers: the preview on http://127.0.0.1:8081/#/preview, rebuilt and reloaded on every change.
+preview: tools
+	cargo fetch --locked
+	trunk serve
+
+# After an intended visual change: rewrite the preview's screenshot baselines (then look at them and commit).
+update-baselines: dist
+	cd $(E2E) && UPDATE_BASELINES=1 node --test preview.test.mjs

@@ -215,11 +215,18 @@ pub fn preview() -> Html {
                     <input type="text" data-testid="seed" value={seed.clone()} onchange={on_seed} spellcheck="false"
                         title="Une même graine redonne les mêmes tickets : partagez le lien d'un visuel." />
                 </label>
-                <label class="field file">
+                <div class="field">
                     <span>{ "Fichier de design" }</span>
-                    <input type="file" accept=".toml,text/plain" data-testid="design-file" onchange={on_file} />
-                </label>
-                <button class="link" data-testid="design-reset" onclick={on_reset}>{ "Design fourni" }</button>
+                    <span class="design-actions">
+                        // The input is hidden behind its label so that the button reads in French in every browser.
+                        <label class="button">
+                            { "Charger un fichier…" }
+                            <input type="file" class="sr-only" accept=".toml,text/plain" data-testid="design-file" onchange={on_file} />
+                        </label>
+                        <button class="button" data-testid="design-reset" onclick={on_reset}>{ "Revenir au design fourni" }</button>
+                        <a class="button" href="design.toml" download="design.toml">{ "Télécharger le design fourni" }</a>
+                    </span>
+                </div>
                 <p class="design-status" role="status" data-testid="design-status">
                     { format!("{} — {} motifs, {} visuels", loaded.name, loaded.design.patterns().len(), specimens.len()) }
                 </p>

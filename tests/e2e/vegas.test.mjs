@@ -3,15 +3,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
+import { root, artifacts, launchBrowser } from './support.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const artifacts = join(root, 'tests', 'e2e', 'artifacts');
 const port = 18000 + (process.pid % 1000);
 const base = `http://127.0.0.1:${port}`;
 let server, browser, dataDir;
@@ -25,14 +22,10 @@ async function waitForHealth() {
 }
 
 before(async () => {
-  mkdirSync(artifacts, { recursive: true });
   dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-'));
   server = spawn(join(root, 'target', 'release', 'vegas'), ['--data', dataDir, 'serve', '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist')], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
   await waitForHealth();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 });
 
 after(async () => {
