@@ -23,6 +23,7 @@ run: dist
 
 test: dist
 	cargo test --locked
+	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --test web
 	cargo build --release --locked
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
 

@@ -1,4 +1,5 @@
 //! The ticket server over real HTTP on loopback, against a real SQLite file.
+#![cfg(not(target_arch = "wasm32"))]
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

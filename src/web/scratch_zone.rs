@@ -109,6 +109,8 @@ fn paint_foil(canvas: &HtmlCanvasElement, label: &str, pixel_ratio: Option<f64>)
 fn erase_line(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
     let Some(ctx) = context(canvas) else { return };
     let _ = ctx.set_global_composite_operation("destination-out");
+    // Opaque, so that a stroke removes the foil entirely (the context still holds the hatch's translucent white).
+    ctx.set_stroke_style_str("#000");
     ctx.set_line_cap("round");
     ctx.set_line_join("round");
     ctx.set_line_width(BRUSH * 2.0);
@@ -139,8 +141,8 @@ pub fn scratch_zone(props: &Props) -> Html {
                 if let Some((w, h)) = paint_foil(&canvas, zone.label_fr(), settings.pixel_ratio) {
                     state.borrow_mut().grid = Some(ScratchGrid::new(w, h, CELL));
                     if settings.half_scratched && !revealed {
-                        let path = sweep_path(w, h);
-                        erase_path(&canvas, &path[..path.len() / 2 + 1]);
+                        // The left half swept clean, so the designer sees foil and content side by side.
+                        erase_path(&canvas, &sweep_path((w / 2.0 - BRUSH).max(0.0), h));
                     }
                 }
             }
