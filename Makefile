@@ -5,7 +5,7 @@ SHELL := /bin/bash
 E2E := tests/e2e
 export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test tools dist bench preview update-baselines
+.PHONY: run test tools dist bench bench-block bench-web preview update-baselines
 
 tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -27,8 +27,16 @@ test: dist
 	cargo build --release --locked
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
 
-bench:
+bench: bench-block bench-web
+
+# One block of 1 500 000 tickets: time by phase, tickets/s, peak memory.
+bench-block:
 	cargo bench --locked --bench block
+
+# The app's transfer size on the wire, and the time of one pointer move over a scratch zone.
+bench-web: dist
+	cargo build --release --locked
+	cd $(E2E) && node bench.mjs
 
 # Designers: the preview on http://127.0.0.1:8081/#/preview, rebuilt and reloaded on every change.
 preview: tools

@@ -331,6 +331,26 @@ async fn serves_health_keys_and_security_headers() {
     assert_eq!(key.permissions().mode() & 0o777, 0o600);
 }
 
+#[tokio::test]
+async fn serves_the_app_compressed_to_browsers_that_accept_it() {
+    let s = default_server().await;
+    let dist = s.data.path().join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8 ^ (i / 4096) as u8).collect();
+    std::fs::write(dist.join("app_bg.wasm"), &wasm).unwrap();
+    for (accept, encoding) in [("br, gzip", Some("br")), ("gzip", Some("gzip")), ("identity", None)] {
+        let r = s.http.get(s.url("/app_bg.wasm")).header("accept-encoding", accept).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers().get("content-encoding").map(|v| v.to_str().unwrap()), encoding, "{accept}");
+        let body = r.bytes().await.unwrap();
+        if encoding.is_some() {
+            assert!(body.len() < wasm.len() / 4, "{accept}: {} bytes for {}", body.len(), wasm.len());
+        } else {
+            assert_eq!(body.as_ref(), wasm.as_slice());
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_players_buying_at_once_never_share_a_ticket_or_lose_a_cent() {
     let s = std::sync::Arc::new(default_server().await);

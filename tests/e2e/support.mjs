@@ -1,7 +1,10 @@
-// What every end-to-end test shares: paths, Debian's headless Chromium, and a static server for dist/.
+// What every end-to-end test shares: paths, Debian's headless Chromium, the ticket server, and a
+// static server for dist/ alone.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { join, dirname, extname, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -36,4 +39,26 @@ export function serveDist() {
     }
   });
   return new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${server.address().port}` })));
+}
+
+/**
+ * The real ticket server (release build) on a fresh data directory, serving dist/. A first start makes
+ * one block of 1 500 000 tickets, so it waits for /healthz. Resolves to { base, stop }.
+ */
+export async function startTicketServer() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-'));
+  const port = 18000 + (process.pid % 1000);
+  const base = `http://127.0.0.1:${port}`;
+  const server = spawn(join(root, 'target', 'release', 'vegas'), ['--data', dataDir, 'serve', '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist')],
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
+  const stop = () => {
+    server.kill();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  for (let i = 0; i < 300; i++) {
+    try { if ((await fetch(`${base}/healthz`)).ok) return { base, stop }; } catch { /* not up yet */ }
+    await new Promise(r => setTimeout(r, 100));
+  }
+  stop();
+  throw new Error('the ticket server did not start');
 }

@@ -2,36 +2,21 @@
 // Screenshots of the main states go to tests/e2e/artifacts/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { root, artifacts, launchBrowser } from './support.mjs';
+import { artifacts, launchBrowser, startTicketServer } from './support.mjs';
 
-const port = 18000 + (process.pid % 1000);
-const base = `http://127.0.0.1:${port}`;
-let server, browser, dataDir;
-
-async function waitForHealth() {
-  for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${base}/healthz`)).ok) return; } catch { /* not up yet */ }
-    await new Promise(r => setTimeout(r, 100));
-  }
-  throw new Error('the server did not start');
-}
+let server, browser, base;
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-'));
-  server = spawn(join(root, 'target', 'release', 'vegas'), ['--data', dataDir, 'serve', '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist')], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
-  await waitForHealth();
+  server = await startTicketServer();
+  base = server.base;
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  server?.kill();
-  rmSync(dataDir, { recursive: true, force: true });
+  server?.stop();
 });
 
 async function newPlayer(options = {}) {
