@@ -49,6 +49,8 @@ pub enum Msg {
     Busy(bool),
     Say(String),
     Fail(String),
+    /// The server has caught up: an earlier network error no longer stands.
+    Synced,
 }
 
 impl Reducible for Model {
@@ -92,6 +94,7 @@ impl Reducible for Model {
                 m.error = Some(e);
                 m.busy = false;
             }
+            Msg::Synced => m.error = None,
         }
         Rc::new(m)
     }
@@ -181,11 +184,25 @@ async fn run_auto(dispatch: Dispatch, mut game: Game) {
         gloo_timers::future::TimeoutFuture::new(scratch_zone::auto_pause_ms()).await;
         game.apply(Action::Reveal(zone));
         dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
-        if let Err(e) = api::reveal(&game.ticket_id, &[zone]).await {
-            return fail(&dispatch, e);
-        }
+        // Only a record of progress: the server uncovers whatever it missed when the game completes.
+        sync_reveals(&dispatch, &game).await;
     }
     finish(&dispatch, &game.ticket_id).await;
+}
+
+/// Records every zone uncovered so far (the server ignores those it has), so that a reveal lost to the
+/// network is caught up by the next one. Says whether the server has them all.
+async fn sync_reveals(dispatch: &Dispatch, game: &Game) -> bool {
+    match api::reveal(&game.ticket_id, &game.revealed).await {
+        Ok(_) => {
+            dispatch.dispatch(Msg::Synced);
+            true
+        }
+        Err(e) => {
+            fail(dispatch, e);
+            false
+        }
+    }
 }
 
 async fn finish(dispatch: &Dispatch, ticket_id: &str) {
@@ -239,8 +256,8 @@ pub fn app() -> Html {
             dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
             let dispatch = dispatch.clone();
             yew::platform::spawn_local(async move {
-                if let Err(e) = api::reveal(&game.ticket_id, &[zone]).await {
-                    return fail(&dispatch, e);
+                if !sync_reveals(&dispatch, &game).await {
+                    return;
                 }
                 if game.all_revealed() {
                     finish(&dispatch, &game.ticket_id).await;

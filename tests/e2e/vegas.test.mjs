@@ -129,6 +129,21 @@ test('a reload mid-game brings the ticket back where it was', async () => {
   await context.close();
 });
 
+test('a reveal lost to the network is caught up by the next one', async () => {
+  const { page, context } = await newPlayer();
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-poker]');
+  let dropped = 0;
+  await page.route('**/reveal', route => (dropped++ === 0 ? route.abort('internetdisconnected') : route.continue()));
+  await scratch(page, 'poker-hand');
+  await page.waitForSelector('[data-testid=error]');
+  assert.match(await page.locator('[data-testid=error]').textContent(), /Connexion au serveur impossible/);
+  await scratch(page, 'poker-bonus');
+  await page.waitForSelector('[data-testid=error]', { state: 'detached' });
+  assert.deepEqual((await lastTicket(page)).revealed, [0, 1], 'both zones recorded, in order');
+  await context.close();
+});
+
 test('a tampered payload is refused and nothing is drawn', async () => {
   const { page, context } = await newPlayer();
   await page.route('**/api/tickets', async route => {
