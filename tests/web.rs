@@ -132,6 +132,19 @@ async fn a_stroke_clears_where_it_passes_and_coverage_past_the_threshold_reveals
 }
 
 #[wasm_bindgen_test]
+async fn a_resized_zone_is_painted_anew_and_keeps_what_was_scratched() {
+    let (canvas, _) = scratch_zone(true).await;
+    drag(&canvas, &[(20.0, 30.0), (40.0, 30.0)]);
+    let root = canvas.parent_element().unwrap().parent_element().unwrap();
+    root.set_attribute("style", "width: 480px").unwrap();
+    sleep(Duration::from_millis(100)).await;
+    let dpr = web_sys::window().unwrap().device_pixel_ratio();
+    assert_eq!(f64::from(canvas.width()), (480.0 * dpr).round(), "the backing store follows the new size");
+    assert_eq!(foil_alpha(&canvas, 60.0, 30.0), 0, "the stroke, scaled to the new width");
+    assert_eq!(foil_alpha(&canvas, 300.0, 30.0), 255);
+}
+
+#[wasm_bindgen_test]
 async fn a_zone_not_yet_playable_ignores_the_pointer_and_the_keyboard() {
     let (canvas, reported) = scratch_zone(false).await;
     drag(&canvas, &[(2.0, 30.0), (238.0, 30.0), (2.0, 50.0), (238.0, 10.0)]);

@@ -9,7 +9,8 @@ use crate::play::scratch::ScratchGrid;
 use crate::rules::Zone;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent};
+use wasm_bindgen::closure::Closure;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent, ResizeObserver};
 use yew::prelude::*;
 
 /// Brush radius and grid cell, in CSS pixels.
@@ -121,29 +122,66 @@ fn erase_line(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
     let _ = ctx.set_global_composite_operation("source-over");
 }
 
+type Segment = ((f64, f64), (f64, f64));
+
 struct Scratch {
     grid: Option<ScratchGrid>,
+    /// The zone's layout size when its foil was last painted.
+    size: (f64, f64),
+    /// Every stroke so far, in fractions of the zone's size, to scratch them again after a resize.
+    strokes: Vec<Segment>,
     last: Option<(f64, f64)>,
     reported: bool,
+}
+
+/// Paints the foil at the zone's present size, and scratches again what the player had scratched.
+fn repaint(canvas: &HtmlCanvasElement, zone: Zone, settings: FoilSettings, revealed: bool, s: &mut Scratch) {
+    let Some((w, h)) = paint_foil(canvas, zone.label_fr(), settings.pixel_ratio) else { return };
+    let mut grid = ScratchGrid::new(w, h, CELL);
+    if settings.half_scratched && !revealed {
+        // The left half swept clean, so the designer sees foil and content side by side.
+        erase_path(canvas, &sweep_path((w / 2.0 - BRUSH).max(0.0), h));
+    }
+    for &((x0, y0), (x1, y1)) in &s.strokes {
+        let (from, to) = ((x0 * w, y0 * h), (x1 * w, y1 * h));
+        erase_line(canvas, from, to);
+        grid.stroke(from, to, BRUSH);
+    }
+    s.grid = Some(grid);
+    s.size = (w, h);
 }
 
 #[function_component(ScratchZone)]
 pub fn scratch_zone(props: &Props) -> Html {
     let canvas_ref = use_node_ref();
-    let state = use_mut_ref(|| Scratch { grid: None, last: None, reported: false });
+    let state = use_mut_ref(|| Scratch { grid: None, size: (0.0, 0.0), strokes: Vec::new(), last: None, reported: false });
     let zone = props.zone;
 
     let settings = use_context::<FoilSettings>().unwrap_or_default();
     {
         let (canvas_ref, state, revealed) = (canvas_ref.clone(), state.clone(), props.revealed);
-        use_effect_with(settings, move |settings| {
-            if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
-                if let Some((w, h)) = paint_foil(&canvas, zone.label_fr(), settings.pixel_ratio) {
-                    state.borrow_mut().grid = Some(ScratchGrid::new(w, h, CELL));
-                    if settings.half_scratched && !revealed {
-                        // The left half swept clean, so the designer sees foil and content side by side.
-                        erase_path(&canvas, &sweep_path((w / 2.0 - BRUSH).max(0.0), h));
+        use_effect_with(settings, move |&settings| {
+            let watch = canvas_ref.cast::<HtmlCanvasElement>().map(|canvas| {
+                repaint(&canvas, zone, settings, revealed, &mut state.borrow_mut());
+                // A phone turned sideways or a window resized: paint anew rather than stretch the old foil.
+                let on_resize = Closure::<dyn FnMut()>::new({
+                    let canvas = canvas.clone();
+                    move || {
+                        let mut s = state.borrow_mut();
+                        if layout_size(&canvas) != s.size {
+                            repaint(&canvas, zone, settings, revealed, &mut s);
+                        }
                     }
+                });
+                let observer = ResizeObserver::new(on_resize.as_ref().unchecked_ref()).ok();
+                if let Some(observer) = &observer {
+                    observer.observe(&canvas);
+                }
+                (observer, on_resize)
+            });
+            move || {
+                if let Some((Some(observer), _on_resize)) = watch {
+                    observer.disconnect();
                 }
             }
         });
@@ -178,6 +216,8 @@ pub fn scratch_zone(props: &Props) -> Html {
             let from = s.last.unwrap_or(to);
             erase_line(&canvas, from, to);
             s.last = Some(to);
+            let (w, h) = s.size;
+            s.strokes.push(((from.0 / w, from.1 / h), (to.0 / w, to.1 / h)));
             if let Some(grid) = s.grid.as_mut() {
                 grid.stroke(from, to, BRUSH);
                 if grid.is_past_threshold() && !s.reported {
