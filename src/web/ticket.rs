@@ -3,13 +3,15 @@
 
 use super::scratch_zone::ScratchZone;
 use crate::play::{Game, Mode};
-use crate::rules::{Card, Reel, Stake, Surface, Throw, Zone};
+use crate::rules::{Card, Reel, ReelsWin, Stake, Surface, Throw, Zone};
 use yew::prelude::*;
 
-fn card(c: Card) -> Html {
+// Every piece of artwork takes `win`: set once its surface is uncovered, it marks the symbols that pay.
+
+fn card(c: Card, win: bool) -> Html {
     let colour = if c.suit.is_red() { "red" } else { "black" };
     html! {
-        <div class={classes!("card", colour)}>
+        <div class={classes!("card", colour, win.then_some("win"))}>
             <span class="rank">{ c.value.symbol() }</span>
             <span class="suit">{ c.suit.symbol() }</span>
             <span class="rank bottom">{ c.value.symbol() }</span>
@@ -38,13 +40,13 @@ fn die(face: u8) -> Html {
     }
 }
 
-fn throw(t: Throw) -> Html {
-    html! { <div class="throw">{ die(t.0) }<span class="plus">{ "+" }</span>{ die(t.1) }</div> }
+fn throw(t: Throw, win: bool) -> Html {
+    html! { <div class={classes!("throw", win.then_some("win"))}>{ die(t.0) }<span class="plus">{ "+" }</span>{ die(t.1) }</div> }
 }
 
 const CHERRY_SVG: &str = "M12 3c3 1 6 5 7 10M12 3c-1 4-4 7-6 10";
 
-fn reel(r: Reel) -> Html {
+fn reel(r: Reel, win: bool) -> Html {
     let symbol = match r {
         Reel::Seven => html! { <span class="seven">{ "7" }</span> },
         Reel::Crown => html! { <span class="crown">{ "♛" }</span> },
@@ -58,12 +60,12 @@ fn reel(r: Reel) -> Html {
             </svg>
         },
     };
-    html! { <div class="reel">{ symbol }</div> }
+    html! { <div class={classes!("reel", win.then_some("win"))}>{ symbol }</div> }
 }
 
-fn stake(s: Stake) -> Html {
+fn stake(s: Stake, win: bool) -> Html {
     html! {
-        <div class="chips">
+        <div class={classes!("chips", win.then_some("win"))}>
             <span class="chip-number">{ s.number }</span>
             <span class="chip-amount">{ s.amount.short() }</span>
         </div>
@@ -88,25 +90,32 @@ impl Table<'_> {
 
     /// The hidden zones of one surface, each over its artwork.
     fn zones(&self, s: Surface) -> Html {
-        let t = &self.game.ticket;
+        let (t, o) = (&self.game.ticket, &self.game.outcome);
+        // Winning symbols are marked once the surface shows its win, not while it is being scratched.
+        let paid = self.game.shown_win(s).is_some_and(|w| !w.is_zero());
         match s {
             Surface::Poker => {
+                let repeated = |c: &Card| paid && t.poker.cards().filter(|other| other.value == c.value).count() > 1;
                 let hand_alt = t.poker.hand.iter().map(|&c| card_alt(c)).collect::<Vec<_>>().join(", ");
                 html! {
                     <div class="poker-row">
-                        { self.zone(Zone::PokerHand, hand_alt, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|&c| card(c)) }</div> }) }
-                        { self.zone(Zone::PokerBonus, card_alt(t.poker.bonus), "bonus-card", card(t.poker.bonus)) }
+                        { self.zone(Zone::PokerHand, hand_alt, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|c| card(*c, repeated(c))) }</div> }) }
+                        { self.zone(Zone::PokerBonus, card_alt(t.poker.bonus), "bonus-card", card(t.poker.bonus, repeated(&t.poker.bonus))) }
                     </div>
                 }
             }
             Surface::Roulette => {
                 let stakes = [Zone::RouletteStake1, Zone::RouletteStake2, Zone::RouletteStake3];
+                let wheel_wins = paid && o.roulette_stake.is_some();
                 html! {
                     <div class="roulette-row">
                         { self.zone(Zone::RouletteWheel, format!("numéro {}", t.roulette.wheel), "wheel",
-                            html! { <div class="wheel-face"><span>{ t.roulette.wheel }</span></div> }) }
+                            html! { <div class={classes!("wheel-face", wheel_wins.then_some("win"))}><span>{ t.roulette.wheel }</span></div> }) }
                         <div class="stakes">
-                            { for stakes.iter().zip(t.roulette.stakes).map(|(&z, s)| self.zone(z, format!("numéro {}, {}", s.number, s.amount.short()), "stake", stake(s))) }
+                            { for stakes.iter().zip(t.roulette.stakes).enumerate().map(|(i, (&z, s))| {
+                                let alt = format!("numéro {}, {}", s.number, s.amount.short());
+                                self.zone(z, alt, "stake", stake(s, paid && o.roulette_stake == Some(i)))
+                            }) }
                         </div>
                     </div>
                 }
@@ -115,18 +124,22 @@ impl Table<'_> {
                 let throws = [Zone::CrapsThrow1, Zone::CrapsThrow2, Zone::CrapsThrow3, Zone::CrapsThrow4];
                 html! {
                     <div class="throws">
-                        { for throws.iter().zip(t.craps.throws).map(|(&z, th)| html! {
-                            <div class="throw-slot">{ self.zone(z, format!("{} + {}", th.0, th.1), "throw-zone", throw(th)) }</div>
+                        { for throws.iter().zip(t.craps.throws).zip(o.craps_throws).map(|((&z, th), won)| html! {
+                            <div class="throw-slot">{ self.zone(z, format!("{} + {}", th.0, th.1), "throw-zone", throw(th, paid && !won.is_zero())) }</div>
                         }) }
                     </div>
                 }
             }
             Surface::Jackpot => {
+                let pays = |r: Reel| paid && (o.reels.triple() == Some(r) || (o.reels == ReelsWin::OneCherry && r == Reel::Cherry));
                 let reels_alt = t.jackpot.reels.iter().map(|r| r.name_fr()).collect::<Vec<_>>().join(", ");
+                let tray = t.jackpot.tray.short();
                 html! {
                     <div class="slot-machine">
-                        { self.zone(Zone::JackpotReels, reels_alt, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r)) }</div> }) }
-                        { self.zone(Zone::JackpotTray, t.jackpot.tray.short(), "tray", html! { <div class="coins"><span>{ t.jackpot.tray.short() }</span></div> }) }
+                        { self.zone(Zone::JackpotReels, reels_alt, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r, pays(r))) }</div> }) }
+                        { self.zone(Zone::JackpotTray, tray.clone(), "tray", html! {
+                            <div class={classes!("coins", (paid && !o.tray.is_zero()).then_some("win"))}><span>{ tray }</span></div>
+                        }) }
                     </div>
                 }
             }
@@ -136,7 +149,8 @@ impl Table<'_> {
     /// One surface: its title, zones, its win once uncovered, and the « Jouez » choice button.
     fn surface(&self, s: Surface) -> Html {
         let g = self.game;
-        let first = g.first_surface() == Some(s);
+        // « Jouez » marks the surface the player chose; « Auto » has no first surface to mark.
+        let first = g.mode == Mode::Jouez && g.first_surface() == Some(s);
         let locked = g.mode == Mode::Jouez && !g.needs_choice() && s.zones().all(|z| !g.can_scratch(z) && !g.is_revealed(z));
         let slug = surface_slug(s);
         let result = match g.shown_win(s) {
