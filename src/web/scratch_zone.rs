@@ -3,7 +3,9 @@
 //! only its view. Drawn at the device pixel ratio, so the foil stays crisp on high-DPI screens.
 //!
 //! Sizes are layout sizes (`offsetWidth`), not on-screen boxes, so a zone inside a zoomed or scaled
-//! container (the designers' preview magnifies whole tickets) paints and scratches the same way.
+//! container (the designers' preview magnifies whole tickets) paints and scratches the same way. The
+//! strokes are kept in fractions of the zone, so that a resized zone (a phone turned sideways) is
+//! painted anew at its size with what had been scratched.
 
 use crate::play::scratch::ScratchGrid;
 use crate::rules::Zone;
