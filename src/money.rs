@@ -33,7 +33,7 @@ impl Cents {
 
     /// Whole euros, if the amount has no cents part (every amount a ticket prints is whole euros).
     pub const fn whole_euros(self) -> Option<u64> {
-        if self.0 % 100 == 0 { Some(self.0 / 100) } else { None }
+        if self.0.is_multiple_of(100) { Some(self.0 / 100) } else { None }
     }
 }
 

@@ -69,7 +69,7 @@ pub fn verify_proof(leaf: Hash, mut index: usize, mut count: usize, path: &[Hash
         let has_sibling = (index ^ 1) < count;
         if has_sibling {
             let Some(sibling) = siblings.next() else { return false };
-            hash = if index % 2 == 0 { node(&hash, sibling) } else { node(sibling, &hash) };
+            hash = if index.is_multiple_of(2) { node(&hash, sibling) } else { node(sibling, &hash) };
         }
         index /= 2;
         count = count.div_ceil(2);

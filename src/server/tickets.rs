@@ -135,13 +135,13 @@ pub fn apply_reveal(mode: Mode, revealed: &mut Vec<usize>, zones: &[usize]) -> R
             continue;
         }
         let first = revealed.first().and_then(|&f| Zone::from_index(f)).map(Zone::surface);
-        if let Some(first) = first.filter(|_| mode == Mode::Jouez) {
-            if !jouez_allows(first, |z| revealed.contains(&z.index()), zone) {
-                return Err(ApiError::Conflict(
-                    "first_surface_unfinished",
-                    format!("uncover all of {} (the surface chosen first) before the others", first.name_fr()),
-                ));
-            }
+        if let Some(first) = first.filter(|_| mode == Mode::Jouez)
+            && !jouez_allows(first, |z| revealed.contains(&z.index()), zone)
+        {
+            return Err(ApiError::Conflict(
+                "first_surface_unfinished",
+                format!("uncover all of {} (the surface chosen first) before the others", first.name_fr()),
+            ));
         }
         revealed.push(z);
     }

@@ -77,15 +77,15 @@ impl Reducible for Model {
                 m.game = Some(game);
             }
             Msg::Play(action) => {
-                if let Some(g) = m.game.as_mut() {
-                    if g.apply(action) {
-                        m.message = match action {
-                            Action::Choose(s) => format!("Grattez d'abord la surface {}.", s.name_fr()),
-                            Action::Reveal(z) if g.surface_done(z.surface()) => surface_text(g, z.surface()),
-                            Action::Reveal(_) => m.message.clone(),
-                            Action::Completed => result_text(g),
-                        };
-                    }
+                if let Some(g) = m.game.as_mut()
+                    && g.apply(action)
+                {
+                    m.message = match action {
+                        Action::Choose(s) => format!("Grattez d'abord la surface {}.", s.name_fr()),
+                        Action::Reveal(z) if g.surface_done(z.surface()) => surface_text(g, z.surface()),
+                        Action::Reveal(_) => m.message.clone(),
+                        Action::Completed => result_text(g),
+                    };
                 }
             }
             Msg::Busy(b) => m.busy = b,

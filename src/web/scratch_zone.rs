@@ -193,10 +193,12 @@ pub fn scratch_zone(props: &Props) -> Html {
     {
         let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
         use_effect_with(props.revealed, move |&revealed| {
-            if revealed && !state.borrow().reported && !prefers_reduced_motion() {
-                if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
-                    yew::platform::spawn_local(sweep(canvas));
-                }
+            if revealed
+                && !state.borrow().reported
+                && !prefers_reduced_motion()
+                && let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>()
+            {
+                yew::platform::spawn_local(sweep(canvas));
             }
         });
     }
