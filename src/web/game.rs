@@ -44,7 +44,8 @@ pub enum Msg {
     Ready { balance: i64, jwks: Jwks },
     Balance(i64),
     History(Vec<TicketView>),
-    Open(Game),
+    /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
+    Open(Box<Game>),
     Play(Action),
     Busy(bool),
     Say(String),
@@ -74,7 +75,7 @@ impl Reducible for Model {
                     format!("Ticket {} en jeu.", game.serial)
                 };
                 m.error = None;
-                m.game = Some(game);
+                m.game = Some(*game);
             }
             Msg::Play(action) => {
                 if let Some(g) = m.game.as_mut()
@@ -145,7 +146,7 @@ async fn resume(dispatch: Dispatch, view: TicketView, jwks: Jwks) {
     match open_ticket(&view, &jwks) {
         Ok(game) => {
             let auto = game.mode == Mode::Auto && !game.completed;
-            dispatch.dispatch(Msg::Open(game.clone()));
+            dispatch.dispatch(Msg::Open(Box::new(game.clone())));
             if auto {
                 run_auto(dispatch, game).await;
             } else if game.all_revealed() && !game.completed {
@@ -167,7 +168,7 @@ async fn buy(dispatch: Dispatch, mode: Mode, jwks: Rc<Jwks>) {
     dispatch.dispatch(Msg::Balance(bought.balance_cents));
     match open_ticket(&bought.ticket, &jwks) {
         Ok(game) => {
-            dispatch.dispatch(Msg::Open(game.clone()));
+            dispatch.dispatch(Msg::Open(Box::new(game.clone())));
             dispatch.dispatch(Msg::Busy(false));
             if mode == Mode::Auto {
                 run_auto(dispatch.clone(), game).await;
