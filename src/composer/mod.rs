@@ -171,5 +171,6 @@ fn distinct_two<R: Rng + ?Sized>(rng: &mut R) -> [Reel; 2] {
     [symbols[0], symbols[1]]
 }
 
-#[cfg(test)]
+// Property tests use proptest, a native dev-dependency (the wasm build runs only `tests/web.rs`).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;

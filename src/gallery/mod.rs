@@ -14,10 +14,9 @@
 use crate::composer::{self, Design};
 use crate::money::Cents;
 use crate::rules::craps::WINNING_THROWS;
-use crate::rules::{PokerHand, ReelsWin, Surface, Ticket};
+use crate::rules::{PokerHand, ReelsWin, Surface, Ticket, serde_name};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
@@ -49,11 +48,6 @@ pub fn specimen_rng(seed: &str, id: &str) -> ChaCha20Rng {
     hash.update([0]);
     hash.update(id.as_bytes());
     ChaCha20Rng::from_seed(hash.finalize().into())
-}
-
-/// The name serde gives a unit variant (`"two-pairs"`), reused in ids so they read like the design file.
-fn serde_name(value: impl Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 fn euros(amount: Cents) -> u64 {

@@ -19,6 +19,12 @@ pub use jackpot::{JackpotZones, Reel, ReelsWin};
 pub use poker::{Card, CardValue, PokerHand, PokerZones, Suit};
 pub use roulette::{RouletteZones, Stake};
 
+/// The name serde gives a unit variant (`"poker"`, `"craps-throw2"`, `"two-pairs"`): one spelling for
+/// the JSON, the app's test ids and the designers' specimen ids.
+pub fn serde_name(value: impl Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
 /// The four independent surfaces, in the ticket's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -8,7 +8,7 @@
 //! painted anew at its size with what had been scratched.
 
 use crate::play::scratch::ScratchGrid;
-use crate::rules::Zone;
+use crate::rules::{Zone, serde_name};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -30,10 +30,6 @@ pub struct Props {
     #[prop_or_default]
     pub class: Classes,
     pub children: Html,
-}
-
-pub fn zone_slug(zone: Zone) -> String {
-    serde_json::to_value(zone).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// What the designers' preview forces on every foil below it (a Yew context); the game never sets it.
@@ -272,7 +268,7 @@ pub fn scratch_zone(props: &Props) -> Html {
         })
     };
 
-    let slug = zone_slug(zone);
+    let slug = serde_name(zone);
     let label = if props.revealed {
         format!("{} : {}", zone.label_fr(), props.alt)
     } else if enabled {

@@ -3,7 +3,7 @@
 
 use super::scratch_zone::ScratchZone;
 use crate::play::{Game, Mode};
-use crate::rules::{Card, Reel, ReelsWin, Stake, Surface, Throw, Zone};
+use crate::rules::{Card, Reel, ReelsWin, Stake, Surface, Throw, Zone, serde_name};
 use yew::prelude::*;
 
 // Every piece of artwork takes `win`: set once its surface is uncovered, it marks the symbols that pay.
@@ -152,7 +152,7 @@ impl Table<'_> {
         // « Jouez » marks the surface the player chose; « Auto » has no first surface to mark.
         let first = g.mode == Mode::Jouez && g.first_surface() == Some(s);
         let locked = g.mode == Mode::Jouez && !g.needs_choice() && s.zones().all(|z| !g.can_scratch(z) && !g.is_revealed(z));
-        let slug = surface_slug(s);
+        let slug = serde_name(s);
         let result = match g.shown_win(s) {
             Some(w) if !w.is_zero() => html! { <p class="surface-win won" data-testid={format!("win-{slug}")}>{ format!("Gagné : {w}") }</p> },
             Some(_) => html! { <p class="surface-win" data-testid={format!("win-{slug}")}>{ "Perdu" }</p> },
@@ -176,10 +176,6 @@ impl Table<'_> {
             </section>
         }
     }
-}
-
-pub fn surface_slug(s: Surface) -> String {
-    format!("{s:?}").to_lowercase()
 }
 
 fn ticket_head(g: &Game) -> Html {
