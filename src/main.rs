@@ -8,7 +8,8 @@ mod cli {
     use std::path::PathBuf;
     use std::time::Duration;
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
-    use vegas::server::{AppState, Config, blocks, store};
+    use vegas::server::store::{Store, ledger};
+    use vegas::server::{AppState, Config, blocks, open_store};
 
     #[derive(Parser)]
     #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
@@ -46,6 +47,18 @@ mod cli {
             #[command(subcommand)]
             command: BlocksCommand,
         },
+        /// The double-entry ledger.
+        Ledger {
+            #[command(subcommand)]
+            command: LedgerCommand,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum LedgerCommand {
+        /// Recompute every balance from its transfers, check they sum to zero, and reconcile each block's
+        /// stakes and prizes with its tickets and its committed lots. Exits non-zero on any discrepancy.
+        Check,
     }
 
     #[derive(Subcommand)]
@@ -73,46 +86,43 @@ mod cli {
         },
     }
 
-    fn open_store(data: &std::path::Path) -> Result<rusqlite::Connection, String> {
-        std::fs::create_dir_all(data).map_err(|e| e.to_string())?;
-        store::open(&data.join("vegas.sqlite3")).map_err(|e| e.to_string())
-    }
-
     pub fn run() -> Result<(), String> {
         let cli = Cli::parse();
+        let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+        runtime.block_on(execute(cli))
+    }
+
+    async fn execute(cli: Cli) -> Result<(), String> {
         match cli.command {
             Command::Serve { addr, dist, demo, settle_after } => {
-                let mut conn = open_store(&cli.data)?;
-                if demo && store::blocks(&conn).map_err(|e| e.to_string())?.is_empty() {
-                    // A first local launch must be playable at once.
-                    tracing::info!("no block yet: making a first emission of one block");
-                    blocks::create_emission(&mut conn, DEFAULT_DESIGN_TOML, 1)?;
-                }
-                drop(conn);
                 let config = Config { data_dir: cli.data, dist_dir: dist, demo, settle_after: Duration::from_secs(settle_after) };
                 let state = AppState::open(config)?;
-                let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-                runtime.block_on(vegas::server::serve(state, addr))
+                if demo && state.store.blocks().await.map_err(|e| e.to_string())?.is_empty() {
+                    // A first local launch must be playable at once.
+                    tracing::info!("no block yet: making a first emission of one block");
+                    blocks::create_emission(&*state.store, DEFAULT_DESIGN_TOML, 1).await?;
+                }
+                vegas::server::serve(state, addr).await
             }
             Command::Emission { command: EmissionCommand::Create { blocks: n, design } } => {
                 let text = match design {
                     Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
                     None => DEFAULT_DESIGN_TOML.to_owned(),
                 };
-                let emission = blocks::create_emission(&mut open_store(&cli.data)?, &text, n)?;
+                let emission = blocks::create_emission(&open_store(&cli.data)?, &text, n).await?;
                 println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::List } => {
                 println!("{:>8} {:>5} {:>9} {:>6}  root", "emission", "block", "sold", "state");
-                for b in store::blocks(&open_store(&cli.data)?).map_err(|e| e.to_string())? {
-                    let state = if b.closed { "closed" } else { "open" };
+                for b in open_store(&cli.data)?.blocks().await.map_err(|e| e.to_string())? {
+                    let state = if b.closed_at.is_some() { "closed" } else { "open" };
                     println!("{:>8} {:>5} {:>9} {:>6}  {}", b.emission, b.block, b.sold, state, vegas::block::hex(&b.root));
                 }
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::Audit { emission, block } } => {
-                let report = blocks::audit_stored(&open_store(&cli.data)?, emission, block)?;
+                let report = blocks::audit_stored(&open_store(&cli.data)?, emission, block).await?;
                 println!("block E{emission}-B{block}: {} tickets, audit passed", report.tickets);
                 for (lot, count) in report.counts.iter().rev() {
                     println!("  {count:>9} × {lot}");
@@ -120,6 +130,16 @@ mod cli {
                 println!("  total paid out: {}", report.total_payout);
                 println!("  root: {}", vegas::block::hex(&report.root));
                 Ok(())
+            }
+            Command::Ledger { command: LedgerCommand::Check } => {
+                let facts = open_store(&cli.data)?.ledger_facts().await.map_err(|e| e.to_string())?;
+                match ledger::check(facts) {
+                    Ok(report) => {
+                        print!("{report}");
+                        Ok(())
+                    }
+                    Err(problems) => Err(format!("ledger check failed:\n  {}", problems.join("\n  "))),
+                }
             }
         }
     }

@@ -38,6 +38,35 @@ pub fn jouez_allows(first: Surface, is_revealed: impl Fn(Zone) -> bool, zone: Zo
     zone.surface() == first || first.zones().all(is_revealed)
 }
 
+/// Why the server refuses to record an uncovered zone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevealError {
+    #[error("zone {0} does not exist (zones are 0 to 11)")]
+    NoSuchZone(usize),
+    #[error("uncover all of {} (the surface chosen first) before the others", .0.name_fr())]
+    FirstSurfaceUnfinished(Surface),
+}
+
+/// Adds `zones` to what is uncovered (`revealed`, zone indices in the order uncovered), enforcing
+/// « Jouez »: the first zone uncovered chooses the first surface, uncovered entirely before any other.
+/// Zones already uncovered are ignored, so a client may resend everything it has uncovered.
+pub fn apply_reveal(mode: Mode, revealed: &mut Vec<usize>, zones: &[usize]) -> Result<(), RevealError> {
+    for &index in zones {
+        let zone = Zone::from_index(index).ok_or(RevealError::NoSuchZone(index))?;
+        if revealed.contains(&index) {
+            continue;
+        }
+        let first = revealed.first().and_then(|&f| Zone::from_index(f)).map(Zone::surface);
+        if let Some(first) = first.filter(|_| mode == Mode::Jouez)
+            && !jouez_allows(first, |z| revealed.contains(&z.index()), zone)
+        {
+            return Err(RevealError::FirstSurfaceUnfinished(first));
+        }
+        revealed.push(index);
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
     pub ticket_id: String,
@@ -149,6 +178,20 @@ mod tests {
         }
         assert!(g.all_revealed());
         assert!(g.apply(Action::Completed));
+    }
+
+    #[test]
+    fn the_server_rule_keeps_jouez_order_and_ignores_repeats() {
+        let mut revealed = Vec::new();
+        apply_reveal(Mode::Jouez, &mut revealed, &[6, 7]).unwrap();
+        assert_eq!(apply_reveal(Mode::Jouez, &mut revealed, &[2]), Err(RevealError::FirstSurfaceUnfinished(Surface::Craps)));
+        assert_eq!(revealed, [6, 7]);
+        apply_reveal(Mode::Jouez, &mut revealed, &[8, 9, 7, 2]).unwrap();
+        assert_eq!(revealed, [6, 7, 8, 9, 2]);
+        assert_eq!(apply_reveal(Mode::Jouez, &mut revealed, &[12]), Err(RevealError::NoSuchZone(12)));
+        let mut auto = Vec::new();
+        apply_reveal(Mode::Auto, &mut auto, &[11, 0, 5]).unwrap();
+        assert_eq!(auto, [11, 0, 5], "« Auto » has no order to keep");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! stored only as its SHA-256. Passwords are kept as argon2id hashes.
 
 use super::error::{ApiError, ApiJson};
-use super::{AppState, now, os_random, store};
+use super::store::{Credit, Funding, NewPlayer};
+use super::{AppState, now, os_random};
 use crate::api::Me;
 use crate::money::Cents;
 use crate::payload::TicketSigner;
@@ -67,8 +68,7 @@ impl FromRequestParts<AppState> for Player {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Player, ApiError> {
         let token = session_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
-        let hash = token_hash(&token);
-        let id = state.db(move |c| store::session_player(c, &hash, now())).await?.ok_or(ApiError::Unauthorized)?;
+        let id = state.store.session_player(&token_hash(&token), now()).await?.ok_or(ApiError::Unauthorized)?;
         Ok(Player { id })
     }
 }
@@ -91,27 +91,30 @@ struct SessionBody {
     player: Me,
 }
 
-async fn me_of(state: &AppState, id: String) -> Result<Me, ApiError> {
-    let demo = state.config.demo;
-    state
-        .db(move |c| {
-            let p = store::player(c, &id)?;
-            Ok(Me { balance_cents: store::balance(c, &p.id)?, id: p.id, name: p.name, guest: p.guest, demo })
-        })
-        .await
+async fn me_of(state: &AppState, id: &str) -> Result<Me, ApiError> {
+    let p = state.store.player(id).await?;
+    let balance_cents = i64::try_from(p.balance.0).map_err(|_| ApiError::Internal("a balance beyond i64".into()))?;
+    Ok(Me { balance_cents, id: p.id, name: p.name, guest: p.guest, demo: state.config.demo })
 }
 
 /// Opens a session for `player_id`: the cookie for browsers, the token in the body for API clients.
 async fn start_session(state: &AppState, player_id: String) -> Result<Response, ApiError> {
     let token = random_hex::<32>();
     let hash = token_hash(&token);
-    let id = player_id.clone();
-    state.db(move |c| store::create_session(c, &hash, &id, now() + SESSION_SECONDS)).await?;
+    state.store.create_session(&hash, &player_id, now() + SESSION_SECONDS).await?;
     let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}");
-    let player = me_of(state, player_id).await?;
+    let player = me_of(state, &player_id).await?;
     let mut response = ApiJson(SessionBody { token, player }).into_response();
     response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&cookie).expect("hex cookie"));
     Ok(response)
+}
+
+fn new_player_id() -> String {
+    format!("p-{}", random_hex::<12>())
+}
+
+fn demo_credit(amount: Cents) -> Credit {
+    Credit { funding: Funding::Demo, amount, reason: "demo money".into() }
 }
 
 fn demo_only(state: &AppState) -> Result<(), ApiError> {
@@ -121,10 +124,9 @@ fn demo_only(state: &AppState) -> Result<(), ApiError> {
 /// `POST /api/guest`: a new guest player with demo money (demo mode only).
 pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> {
     demo_only(&state)?;
-    let row = store::PlayerRow { id: format!("p-{}", random_hex::<12>()), name: None, guest: true };
-    let id = row.id.clone();
-    state.db(move |c| store::create_player(c, &row, None, DEMO_CREDIT, now())).await?;
-    start_session(&state, id).await
+    let player = NewPlayer { id: new_player_id(), name: None, password_hash: None, guest: true, opening_credit: Some(demo_credit(DEMO_CREDIT)) };
+    let player = state.store.create_player(player, now()).await?;
+    start_session(&state, player.id).await
 }
 
 #[derive(Deserialize)]
@@ -155,11 +157,10 @@ pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Cre
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let row = store::PlayerRow { id: format!("p-{}", random_hex::<12>()), name: Some(creds.name), guest: false };
-    let id = row.id.clone();
-    let credit = if state.config.demo { DEMO_CREDIT } else { Cents::ZERO };
-    state.db(move |c| store::create_player(c, &row, Some(&hash), credit, now())).await?;
-    start_session(&state, id).await
+    let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
+    let player = NewPlayer { id: new_player_id(), name: Some(creds.name), password_hash: Some(hash), guest: false, opening_credit };
+    let player = state.store.create_player(player, now()).await?;
+    start_session(&state, player.id).await
 }
 
 fn base64_salt() -> String {
@@ -169,9 +170,8 @@ fn base64_salt() -> String {
 
 /// `POST /api/login`.
 pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
-    let name = creds.name.clone();
-    let found = state.db(move |c| store::credentials(c, &name)).await?;
-    let Some((id, stored)) = found else { return Err(ApiError::BadCredentials) };
+    let Some(found) = state.store.credentials(&creds.name).await? else { return Err(ApiError::BadCredentials) };
+    let (id, stored) = (found.player_id, found.password_hash);
     let valid = tokio::task::spawn_blocking(move || {
         PasswordHash::new(&stored).is_ok_and(|h| Argon2::default().verify_password(creds.password.as_bytes(), &h).is_ok())
     })
@@ -186,8 +186,7 @@ pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Creden
 /// `POST /api/logout`: ends this session and clears the cookie.
 pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if let Some(token) = session_token(&headers) {
-        let hash = token_hash(&token);
-        state.db(move |c| store::delete_session(c, &hash)).await?;
+        state.store.delete_session(&token_hash(&token)).await?;
     }
     let mut response = ApiJson(serde_json::json!({ "ok": true })).into_response();
     let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
@@ -197,7 +196,7 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
 
 /// `GET /api/me`: who is signed in, and the balance (wins count only once credited).
 pub async fn me(State(state): State<AppState>, player: Player) -> Result<ApiJson<Me>, ApiError> {
-    Ok(ApiJson(me_of(&state, player.id).await?))
+    Ok(ApiJson(me_of(&state, &player.id).await?))
 }
 
 #[derive(Deserialize)]
@@ -213,7 +212,6 @@ pub async fn demo_deposit(State(state): State<AppState>, player: Player, ApiJson
     if amount.is_zero() || amount > DEMO_TOP_UP_MAX {
         return Err(ApiError::BadRequest(format!("a demo deposit is 1 to {} cents", DEMO_TOP_UP_MAX.0)));
     }
-    let id = player.id.clone();
-    state.db(move |c| store::deposit(c, &id, amount, now())).await?;
-    Ok(ApiJson(me_of(&state, player.id).await?))
+    state.store.credit(&player.id, demo_credit(amount), now()).await?;
+    Ok(ApiJson(me_of(&state, &player.id).await?))
 }

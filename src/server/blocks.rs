@@ -2,32 +2,52 @@
 //! auditing them. A block's seed stays secret until the block is sold out and closed.
 
 use super::error::{ApiError, ApiJson};
-use super::{AppState, now, os_random, store};
+use super::store::{NewBlock, Store};
+use super::{AppState, now, os_random};
 use crate::block::{AuditReport, Block, Commitment, audit, hex};
 use crate::composer::Design;
-use crate::rules::prize_table::{BLOCK_SIZE, PRIZE_TABLE};
+use crate::rules::prize_table::PRIZE_TABLE;
 use axum::extract::State;
-use rusqlite::Connection;
 use serde::Serialize;
 
 /// Makes an emission of `blocks` blocks with `design_text` and stores them; returns the emission number.
-pub fn create_emission(conn: &mut Connection, design_text: &str, blocks: u32) -> Result<u32, String> {
-    let design = Design::from_toml(design_text).map_err(|e| e.to_string())?;
-    let emission = store::next_emission(conn).map_err(|e| e.to_string())?;
+/// Emissions are the operator's to make (`vegas emission create`): two made at once would both be
+/// given the same number, and the second refused by the store.
+pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) -> Result<u32, String> {
+    let design = std::sync::Arc::new(Design::from_toml(design_text).map_err(|e| e.to_string())?);
+    let emission = store.next_emission().await.map_err(|e| e.to_string())?;
     for number in 1..=blocks {
         let seed = os_random::<32>();
-        let block = Block::make(&design, emission, number, &seed).map_err(|e| e.to_string())?;
-        store::insert_block(conn, &block, &seed, design_text, now()).map_err(|e| e.to_string())?;
-        tracing::info!(emission, block = number, root = %hex(&block.root), "block made");
+        let design = design.clone();
+        let block = off_the_executor(move || Block::make(&design, emission, number, &seed)).await?;
+        let root = block.root;
+        let new = NewBlock {
+            emission,
+            block: number,
+            seed,
+            root,
+            design_hash: block.design_hash,
+            design_text: design_text.to_owned(),
+            lots: block.lots,
+            now: now(),
+        };
+        store.insert_block(new).await.map_err(|e| e.to_string())?;
+        tracing::info!(emission, block = number, root = %hex(&root), "block made");
     }
     Ok(emission)
 }
 
 /// Recomputes a stored block from its seed and checks it against its commitment.
-pub fn audit_stored(conn: &Connection, emission: u32, block: u32) -> Result<AuditReport, String> {
-    let row = store::block(conn, emission, block).map_err(|e| e.to_string())?;
-    let design = Design::from_toml(&store::design_text(conn, &row.design_hash).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-    audit(&design, emission, block, &row.seed, &Commitment { root: row.root, design_hash: row.design_hash }).map_err(|e| e.to_string())
+pub async fn audit_stored(store: &dyn Store, emission: u32, block: u32) -> Result<AuditReport, String> {
+    let row = store.block(emission, block).await.map_err(|e| e.to_string())?;
+    let design = Design::from_toml(&store.design_text(&row.design_hash).await.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let commitment = Commitment { root: row.root, design_hash: row.design_hash };
+    off_the_executor(move || audit(&design, emission, block, &row.seed, &commitment)).await
+}
+
+/// Runs seconds of CPU work (a whole block) on the blocking pool, not on the async executor.
+async fn off_the_executor<T: Send + 'static, E: ToString + Send + 'static>(work: impl FnOnce() -> Result<T, E> + Send + 'static) -> Result<T, String> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
 }
 
 #[derive(Serialize)]
@@ -53,20 +73,20 @@ pub struct BlockInfo {
 
 /// `GET /api/blocks`: every block's public facts.
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo>>, ApiError> {
-    let rows = state.db(|c| store::blocks(c)).await?;
+    let rows = state.store.blocks().await?;
     let prize_table = || PRIZE_TABLE.iter().map(|t| PrizeLine { count: t.count, lot_cents: t.lot.0 }).collect();
     Ok(ApiJson(
         rows.into_iter()
             .map(|b| BlockInfo {
                 emission: b.emission,
                 block: b.block,
-                size: BLOCK_SIZE,
+                size: b.size,
                 sold: b.sold,
-                open: !b.closed,
+                open: b.closed_at.is_none(),
                 root: hex(&b.root),
                 design_sha256: hex(&b.design_hash),
                 prize_table: prize_table(),
-                seed: b.closed.then(|| hex(&b.seed)),
+                seed: b.closed_at.map(|_| hex(&b.seed)),
             })
             .collect(),
     ))

@@ -1,6 +1,8 @@
 //! Every failure the API can answer, each mapped to a 4xx (or, for a fault of ours, 500) with a JSON
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
+use super::store::StoreError;
+use crate::play::RevealError;
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
@@ -22,7 +24,7 @@ pub enum ApiError {
     #[error("this method is not allowed here")]
     MethodNotAllowed,
     #[error("not enough money: the balance is {balance} cents, a ticket costs {price} cents")]
-    InsufficientFunds { balance: i64, price: i64 },
+    InsufficientFunds { balance: u64, price: u64 },
     #[error("every block of every emission is sold out: no ticket is on sale")]
     SoldOut,
     #[error("{1}")]
@@ -54,10 +56,14 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        if status.is_server_error() {
+        // A fault of ours is logged with its cause; the client is told only that it happened.
+        let message = if status.is_server_error() {
             tracing::error!(error = %self, "request failed");
-        }
-        (status, Json(json!({ "error": code, "message": self.to_string() }))).into_response()
+            "the server failed to answer; nothing was done twice, and the request may be retried".to_owned()
+        } else {
+            self.to_string()
+        };
+        (status, Json(json!({ "error": code, "message": message }))).into_response()
     }
 }
 
@@ -82,9 +88,20 @@ impl From<PathRejection> for ApiError {
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> ApiError {
-        ApiError::Internal(format!("database: {e}"))
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        match e {
+            StoreError::NotFound(what) => ApiError::NotFound(what),
+            StoreError::NameTaken => ApiError::Conflict("name_taken", e.to_string()),
+            StoreError::InsufficientFunds { balance, price } => ApiError::InsufficientFunds { balance: balance.0, price: price.0 },
+            StoreError::SoldOut => ApiError::SoldOut,
+            StoreError::KeyReused => ApiError::Conflict("idempotency_key_reused", e.to_string()),
+            StoreError::Reveal(RevealError::NoSuchZone(_)) => ApiError::BadRequest(e.to_string()),
+            StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => ApiError::Conflict("first_surface_unfinished", e.to_string()),
+            StoreError::ZonesLeft(_) => ApiError::Conflict("zones_left", e.to_string()),
+            StoreError::AlreadyExists(_) => ApiError::Conflict("already_exists", e.to_string()),
+            StoreError::Backend(cause) => ApiError::Internal(cause),
+        }
     }
 }
 

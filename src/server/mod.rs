@@ -1,32 +1,33 @@
-//! The ticket server (native only): axum over one embedded SQLite store.
+//! The ticket server (native only): axum over a [`store::Store`].
 //!
-//! - [`store`]: the schema and every transaction that moves money.
+//! - [`store`]: the narrow interface to everything persisted, its double-entry [`store::ledger`], and
+//!   its embedded SQLite implementation.
 //! - [`auth`]: players, guests, sessions (HttpOnly cookie or bearer token), demo deposits.
-//! - [`tickets`]: sale, reveals, completion, history; the signer and the block cache.
+//! - [`tickets`]: sale, reveals, completion, history, and the settler of abandoned tickets.
+//! - [`printer`]: a sold ticket's signed payload, printed from its facts and its block's seed.
 //! - [`blocks`]: emissions of blocks, public block info, audits.
 //!
-//! [`AppState`] is cheap to clone: the SQLite connection sits behind one mutex (SQLite serialises
-//! writers anyway) and is only used from blocking tasks, never on the async executor.
+//! Handlers do HTTP only: they read the request, call the store, and shape the answer.
 
 pub mod auth;
 pub mod blocks;
 pub mod error;
+pub mod printer;
 pub mod store;
 pub mod tickets;
 
-use crate::composer::Design;
-use crate::payload::TicketSigner;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::routing::{get, post};
 use error::ApiError;
-use rusqlite::Connection;
-use std::collections::HashMap;
+use printer::Printer;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
+use store::Store;
+use store::sqlite::SqliteStore;
 use tower_http::CompressionLevel;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
@@ -47,57 +48,26 @@ pub struct Config {
     pub settle_after: Duration,
 }
 
+/// What every handler shares; cheap to clone. The store is shared by reference: it has no lock of its
+/// own around requests (see [`store`] for how each unit of work stays safe under concurrency).
 #[derive(Clone)]
 pub struct AppState {
     pub config: Arc<Config>,
-    db: Arc<Mutex<Connection>>,
-    pub signer: Arc<TicketSigner>,
-    /// Blocks' lots and designs, loaded once from the store: a sale must not read 1.5 MB.
-    cache: Arc<Mutex<tickets::Cache>>,
+    pub store: Arc<dyn Store>,
+    pub printer: Arc<Printer>,
+}
+
+/// Opens the embedded store of a data directory (creating the directory), migrating it if need be.
+pub fn open_store(data_dir: &std::path::Path) -> Result<SqliteStore, String> {
+    std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+    SqliteStore::open(&data_dir.join(store::sqlite::FILE_NAME)).map_err(|e| format!("cannot open the store: {e}"))
 }
 
 impl AppState {
     pub fn open(config: Config) -> Result<AppState, String> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("cannot create {}: {e}", config.data_dir.display()))?;
-        let conn = store::open(&config.data_dir.join("vegas.sqlite3")).map_err(|e| format!("cannot open the store: {e}"))?;
+        let store = open_store(&config.data_dir)?;
         let signer = auth::load_or_create_key(&config.data_dir)?;
-        Ok(AppState {
-            config: Arc::new(config),
-            db: Arc::new(Mutex::new(conn)),
-            signer: Arc::new(signer),
-            cache: Arc::new(Mutex::new(tickets::Cache { lots: HashMap::new(), designs: HashMap::new() })),
-        })
-    }
-
-    /// Runs `work` on the connection in a blocking task.
-    pub async fn db<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, ApiError> + Send + 'static,
-    ) -> Result<T, ApiError> {
-        let db = self.db.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = db.lock().map_err(|_| ApiError::Internal("the store lock is poisoned".into()))?;
-            work(&mut conn)
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("store task: {e}")))?
-    }
-
-    /// The design a block was made with (loaded from the store once).
-    pub fn design(&self, conn: &Connection, hash: &[u8; 32]) -> Result<Arc<Design>, ApiError> {
-        let mut cache = self.cache.lock().map_err(|_| ApiError::Internal("cache lock".into()))?;
-        if let Some(d) = cache.designs.get(hash) {
-            return Ok(d.clone());
-        }
-        let design = Design::from_toml(&store::design_text(conn, hash)?)
-            .map_err(|e| ApiError::Internal(format!("a stored design no longer validates: {e}")))?;
-        let design = Arc::new(design);
-        cache.designs.insert(*hash, design.clone());
-        Ok(design)
-    }
-
-    fn cache(&self) -> std::sync::MutexGuard<'_, tickets::Cache> {
-        self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        Ok(AppState { config: Arc::new(config), store: Arc::new(store), printer: Arc::new(Printer::new(signer)) })
     }
 }
 
@@ -176,7 +146,7 @@ pub async fn serve_on(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    let settler = tokio::spawn(tickets::settle_abandoned_forever(state.clone()));
+    let settler = tokio::spawn(tickets::settle_due_forever(state.clone()));
     let result = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string());
     settler.abort();
     result

@@ -1,0 +1,265 @@
+//! The double-entry ledger: its accounts, and `vegas ledger check`.
+//!
+//! Every money move is a transfer of a positive amount from one account (debited) to another
+//! (credited): its two postings, −amount and +amount, sum to zero. Each account's balance is stored and
+//! updated in the same transaction as its transfers; a player's wallet may never go below zero (a
+//! database check). The accounts:
+//!
+//! | account | kind | moves |
+//! |---|---|---|
+//! | `wallet:{player}` | wallet | the player's money: stakes out, wins and credits in |
+//! | `cash` | cash | real money paid in (or out) by the operator |
+//! | `demo` | demo | demo money given to guests and demo players |
+//! | `block:{e}:{b}:stakes` | stakes | 3 € in for every ticket of the block sold |
+//! | `block:{e}:{b}:prizes` | prizes | every win of the block's tickets paid out |
+//!
+//! [`check`] recomputes every balance from the transfers, checks that all balances sum to zero, and
+//! reconciles each block: stakes = 3 € × tickets sold, and prizes paid + prizes owed on tickets not yet
+//! credited = the lots committed for the tickets sold.
+
+use crate::money::{Cents, format_signed_cents};
+use crate::rules::prize_table::TICKET_PRICE;
+use std::fmt;
+
+/// An account of the ledger, named as the store keys it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Account<'a> {
+    Wallet(&'a str),
+    Cash,
+    Demo,
+    Stakes { emission: u32, block: u32 },
+    Prizes { emission: u32, block: u32 },
+}
+
+impl Account<'_> {
+    pub fn id(&self) -> String {
+        match self {
+            Account::Wallet(player) => format!("wallet:{player}"),
+            Account::Cash => "cash".into(),
+            Account::Demo => "demo".into(),
+            Account::Stakes { emission, block } => format!("block:{emission}:{block}:stakes"),
+            Account::Prizes { emission, block } => format!("block:{emission}:{block}:prizes"),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Account::Wallet(_) => "wallet",
+            Account::Cash => "cash",
+            Account::Demo => "demo",
+            Account::Stakes { .. } => "stakes",
+            Account::Prizes { .. } => "prizes",
+        }
+    }
+}
+
+/// Why money moved; at most one `Stake` and one `Win` per ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransferKind {
+    Deposit,
+    Withdrawal,
+    Demo,
+    Stake,
+    Win,
+}
+
+impl TransferKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransferKind::Deposit => "deposit",
+            TransferKind::Withdrawal => "withdrawal",
+            TransferKind::Demo => "demo",
+            TransferKind::Stake => "stake",
+            TransferKind::Win => "win",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountFacts {
+    pub id: String,
+    pub kind: String,
+    pub stored: i64,
+    /// Credits minus debits over every transfer that names the account.
+    pub from_transfers: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockFacts {
+    pub emission: u32,
+    pub block: u32,
+    /// The block's sale counter.
+    pub sold: u64,
+    /// Ticket rows of the block.
+    pub tickets: u64,
+    pub stakes_balance: i64,
+    pub prizes_balance: i64,
+    /// Lots of the block's tickets not yet credited.
+    pub owed: i64,
+    /// The lots the block's commitment gives the sold tickets' indices (read from the block's lots,
+    /// not from the ticket rows).
+    pub committed: i64,
+    /// Tickets whose recorded lot differs from the committed one.
+    pub lot_mismatches: u64,
+}
+
+/// Everything [`check`] needs, read from the store in one snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LedgerFacts {
+    pub accounts: Vec<AccountFacts>,
+    pub transfers: u64,
+    pub blocks: Vec<BlockFacts>,
+    /// Tickets without exactly one 3 € stake transfer.
+    pub tickets_without_one_stake: u64,
+    /// Tickets whose win transfer is missing (credited, lot > 0), unexpected (not credited, or 0 €) or
+    /// of another amount than the lot.
+    pub tickets_with_wrong_win: u64,
+}
+
+/// What a passing check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerReport {
+    pub accounts: usize,
+    pub transfers: u64,
+    pub blocks: Vec<BlockFacts>,
+}
+
+impl fmt::Display for LedgerReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "ledger check passed: {} accounts, {} transfers, balances sum to 0", self.accounts, self.transfers)?;
+        for b in &self.blocks {
+            writeln!(
+                f,
+                "  block E{}-B{}: {} sold, stakes {}, prizes paid {} + owed {} = committed {}",
+                b.emission,
+                b.block,
+                b.sold,
+                format_signed_cents(b.stakes_balance),
+                format_signed_cents(-b.prizes_balance),
+                format_signed_cents(b.owed),
+                format_signed_cents(b.committed),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks the ledger; on failure, every discrepancy found, one per line.
+pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut total: i128 = 0;
+    for a in &facts.accounts {
+        total += i128::from(a.stored);
+        if a.stored != a.from_transfers {
+            problems.push(format!("account {}: stored balance {} but its transfers sum to {}", a.id, a.stored, a.from_transfers));
+        }
+        if a.kind == "wallet" && a.stored < 0 {
+            problems.push(format!("account {}: a wallet below zero ({})", a.id, a.stored));
+        }
+    }
+    if total != 0 {
+        problems.push(format!("the balances of all accounts sum to {total}, not 0"));
+    }
+    let price = i64::try_from(TICKET_PRICE.0).expect("3 € fits");
+    for b in &facts.blocks {
+        let name = format!("block E{}-B{}", b.emission, b.block);
+        if b.tickets != b.sold {
+            problems.push(format!("{name}: the sale counter says {} sold but {} tickets exist", b.sold, b.tickets));
+        }
+        let expected_stakes = i128::from(price) * i128::from(b.tickets);
+        if i128::from(b.stakes_balance) != expected_stakes {
+            problems.push(format!("{name}: stakes hold {} but {} tickets × 3 € = {expected_stakes}", b.stakes_balance, b.tickets));
+        }
+        let paid = -i128::from(b.prizes_balance);
+        if paid + i128::from(b.owed) != i128::from(b.committed) {
+            problems.push(format!("{name}: prizes paid {paid} + owed {} ≠ {} committed for the tickets sold", b.owed, b.committed));
+        }
+        if b.lot_mismatches > 0 {
+            problems.push(format!("{name}: {} tickets record another lot than the block committed", b.lot_mismatches));
+        }
+    }
+    if facts.tickets_without_one_stake > 0 {
+        problems.push(format!("{} tickets without exactly one 3 € stake", facts.tickets_without_one_stake));
+    }
+    if facts.tickets_with_wrong_win > 0 {
+        problems.push(format!("{} tickets whose win transfer is missing, extra or wrong", facts.tickets_with_wrong_win));
+    }
+    if problems.is_empty() {
+        Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks })
+    } else {
+        Err(problems)
+    }
+}
+
+/// The sum of `lots` at `indices`, as the block committed them.
+pub fn committed_total(lots: &[crate::block::LotCode], indices: impl IntoIterator<Item = u32>) -> Option<Cents> {
+    indices.into_iter().try_fold(Cents::ZERO, |sum, i| Some(sum + crate::block::lot_of(*lots.get(i as usize)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn balanced() -> LedgerFacts {
+        let account = |id: &str, kind: &str, balance: i64| AccountFacts { id: id.into(), kind: kind.into(), stored: balance, from_transfers: balance };
+        LedgerFacts {
+            accounts: vec![
+                account("demo", "demo", -10_000),
+                account("wallet:p", "wallet", 10_000 - 600 + 500),
+                account("block:1:1:stakes", "stakes", 600),
+                account("block:1:1:prizes", "prizes", -500),
+            ],
+            transfers: 4,
+            blocks: vec![BlockFacts {
+                emission: 1,
+                block: 1,
+                sold: 2,
+                tickets: 2,
+                stakes_balance: 600,
+                prizes_balance: -500,
+                owed: 1_000,
+                committed: 1_500,
+                lot_mismatches: 0,
+            }],
+            tickets_without_one_stake: 0,
+            tickets_with_wrong_win: 0,
+        }
+    }
+
+    #[test]
+    fn a_balanced_ledger_passes() {
+        let report = check(balanced()).unwrap();
+        assert_eq!((report.accounts, report.transfers), (4, 4));
+        assert!(report.to_string().contains("prizes paid 5,00\u{a0}€ + owed 10,00\u{a0}€ = committed 15,00\u{a0}€"), "{report}");
+    }
+
+    #[test]
+    fn each_discrepancy_is_reported() {
+        let mut f = balanced();
+        f.accounts[1].stored += 1;
+        let problems = check(f).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}: the account and the total");
+
+        let mut f = balanced();
+        f.blocks[0].stakes_balance = 300;
+        f.blocks[0].owed = 0;
+        f.blocks[0].sold = 3;
+        f.blocks[0].lot_mismatches = 1;
+        f.tickets_without_one_stake = 1;
+        f.tickets_with_wrong_win = 2;
+        let problems = check(f).unwrap_err();
+        assert_eq!(problems.len(), 6, "{problems:?}");
+
+        let mut f = balanced();
+        f.accounts[1].stored = -1;
+        f.accounts[1].from_transfers = -1;
+        assert!(check(f).unwrap_err().iter().any(|p| p.contains("below zero")));
+    }
+
+    #[test]
+    fn committed_lots_are_read_at_the_sold_indices() {
+        let lots = [0, 9, 0, 1];
+        assert_eq!(committed_total(&lots, [1, 3]), Some(Cents::euros(3 + 40_000)));
+        assert_eq!(committed_total(&lots, [4]), None, "an index outside the block");
+    }
+}

@@ -1,0 +1,216 @@
+//! The store: everything the server keeps, behind one narrow interface, [`Store`].
+//!
+//! Handlers speak HTTP and call these methods; domain types and [`StoreError`] cross the interface,
+//! never a database type. Each method is one unit of work: it happens entirely or not at all, and is
+//! acknowledged only once durable. Each statement inside is safe under concurrency on its own
+//! (conditional updates, `UPDATE … RETURNING`, unique constraints, `INSERT … ON CONFLICT`), so an
+//! implementation needs no lock of its own around them:
+//!
+//! - a sale debits the wallet with `balance >= price` in the same `UPDATE`, claims the next index with
+//!   `sold < size` in the same `UPDATE`, and inserts the ticket under a unique (player, key) so that a
+//!   retried Idempotency-Key replays the first sale;
+//! - a reveal replaces the uncovered list only if it is still the one it read (compare-and-set);
+//! - a win is credited by the `UPDATE` that sets `credited_at` where it was null, and a unique index
+//!   allows one stake and one win transfer per ticket.
+//!
+//! Money moves as double-entry [`ledger`] transfers between accounts whose balances are stored and
+//! updated with their transfers.
+//!
+//! Implementations: [`sqlite`] (embedded, one writer thread with group commit, a pool of readers).
+
+pub mod ledger;
+pub mod sqlite;
+
+use crate::block::{Hash, LotCode, Seed};
+use crate::money::Cents;
+use crate::payload::Serial;
+use crate::play::{Mode, RevealError};
+use async_trait::async_trait;
+
+/// Why a store call did not do what it was asked. Every variant but [`StoreError::Backend`] is the
+/// caller's to answer (a 4xx); `Backend` is a fault of ours, its text for the log only.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("this name is already taken")]
+    NameTaken,
+    #[error("not enough money: the balance is {balance}, a ticket costs {price}")]
+    InsufficientFunds { balance: Cents, price: Cents },
+    #[error("every block of every emission is sold out: no ticket is on sale")]
+    SoldOut,
+    #[error("this Idempotency-Key already bought a ticket in another mode")]
+    KeyReused,
+    #[error(transparent)]
+    Reveal(#[from] RevealError),
+    #[error("uncover every zone first; still hidden: {0:?}")]
+    ZonesLeft(Vec<usize>),
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    #[error("the store failed: {0}")]
+    Backend(String),
+}
+
+/// Where money comes from when it enters a wallet from outside the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Funding {
+    /// Demo money: never real, drawn on the `demo` account.
+    Demo,
+    /// Real money paid in by the operator, drawn on the `cash` account.
+    Cash,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credit {
+    pub funding: Funding,
+    pub amount: Cents,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPlayer {
+    pub id: String,
+    pub name: Option<String>,
+    pub password_hash: Option<String>,
+    pub guest: bool,
+    /// Credited with the player's creation, in the same unit of work.
+    pub opening_credit: Option<Credit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerRecord {
+    pub id: String,
+    pub name: Option<String>,
+    pub guest: bool,
+    pub balance: Cents,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub player_id: String,
+    pub password_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaleRequest {
+    pub player_id: String,
+    pub idempotency_key: String,
+    pub mode: Mode,
+    /// The id the ticket takes if this is a new sale (a replay keeps the first sale's).
+    pub ticket_id: String,
+    pub now: i64,
+}
+
+/// A sold ticket as the store keeps it. The signed payload is not stored: it is printed from these
+/// fields and the block's seed (see `server::printer`), the same every time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TicketRecord {
+    pub id: String,
+    pub owner: String,
+    pub serial: Serial,
+    pub mode: Mode,
+    pub lot: Cents,
+    /// Uncovered zones (0–11), in the order uncovered.
+    pub revealed: Vec<usize>,
+    pub sold_at: i64,
+    pub credited_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sale {
+    pub ticket: TicketRecord,
+    /// The wallet's balance once this sale is recorded.
+    pub balance: Cents,
+    /// The Idempotency-Key had bought this ticket already: nothing was debited now.
+    pub replayed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub ticket: TicketRecord,
+    pub balance: Cents,
+}
+
+/// What one round of settlement did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettleReport {
+    /// Due tickets looked at.
+    pub examined: usize,
+    /// Tickets this round credited (their win may be 0 €).
+    pub settled: usize,
+    /// Tickets that could not be settled, with why; the others were settled all the same.
+    pub failed: Vec<(String, String)>,
+}
+
+/// A block as the store keeps it. `seed` is secret while the block is open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRecord {
+    pub emission: u32,
+    pub block: u32,
+    pub size: u32,
+    pub sold: u32,
+    pub seed: Seed,
+    pub root: Hash,
+    pub design_hash: Hash,
+    pub closed_at: Option<i64>,
+}
+
+/// A made block, stored with its commitment before any sale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewBlock {
+    pub emission: u32,
+    pub block: u32,
+    pub seed: Seed,
+    pub root: Hash,
+    pub design_hash: Hash,
+    pub design_text: String,
+    pub lots: Vec<LotCode>,
+    pub now: i64,
+}
+
+/// Everything the server persists. See the module documentation for the concurrency contract.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Creates a player (unique name, if any) and its wallet, with its opening credit if any.
+    async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError>;
+    async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError>;
+    async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError>;
+
+    async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError>;
+    /// The player of an unexpired session.
+    async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError>;
+    async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError>;
+
+    /// Money into a wallet from outside the game; returns the new balance.
+    async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError>;
+
+    /// One purchase: replays the Idempotency-Key, or debits 3 €, takes the next unsold ticket of the
+    /// lowest open block (closing it when it sells out) and records the ticket.
+    async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError>;
+    /// Adds uncovered zones to a ticket of this player, enforcing « Jouez » (`play::apply_reveal`).
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError>;
+    /// Ends a game and credits its win once. « Jouez » needs every zone uncovered; « Auto » uncovers
+    /// what remains. Completing a finished ticket changes nothing.
+    async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError>;
+    /// Credits up to `limit` tickets sold at or before `sold_before` and not yet credited, oldest first,
+    /// each on its own (one failure does not stop the others).
+    async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError>;
+    /// When the oldest ticket still to credit was sold, if any.
+    async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError>;
+
+    /// A ticket of this player; another player's is "not found", never "forbidden".
+    async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError>;
+    /// The player's last tickets, newest first.
+    async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError>;
+
+    /// Stores a made block with its design and commitment; a block is never replaced.
+    async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError>;
+    async fn next_emission(&self) -> Result<u32, StoreError>;
+    async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError>;
+    async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError>;
+    async fn design_text(&self, hash: &Hash) -> Result<String, StoreError>;
+
+    /// What `vegas ledger check` verifies, read in one consistent snapshot.
+    async fn ledger_facts(&self) -> Result<ledger::LedgerFacts, StoreError>;
+}

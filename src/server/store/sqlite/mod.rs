@@ -1,0 +1,616 @@
+//! The embedded store: SQLite in WAL mode with `synchronous=FULL` (a commit is on disk before it is
+//! acknowledged), one writer thread with group commit ([`writer`]), and a pool of read-only connections
+//! that never wait for it. The schema is versioned (`migrations/`, applied by refinery on open), so an
+//! existing data directory is migrated when the server starts.
+
+mod writer;
+
+use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, TransferKind};
+use super::{
+    BlockRecord, Completion, Credentials, Credit, Funding, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport, Store,
+    StoreError, TicketRecord,
+};
+use crate::block::{Hash, LotCode, lot_of};
+use crate::money::Cents;
+use crate::payload::Serial;
+use crate::play::{Mode, apply_reveal};
+use crate::rules::Zone;
+use crate::rules::prize_table::TICKET_PRICE;
+use async_trait::async_trait;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use writer::{Writer, WriterContext};
+
+mod embedded {
+    refinery::embed_migrations!("src/server/store/sqlite/migrations");
+}
+
+/// The file in the data directory.
+pub const FILE_NAME: &str = "vegas.sqlite3";
+const READERS: u32 = 8;
+/// How long a connection waits for another process's write lock (the CLI beside a running server).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        StoreError::Backend(format!("sqlite: {e}"))
+    }
+}
+
+/// What the writer keeps between writes: each block's lots, read once (1.5 MB) and then shared.
+#[derive(Default)]
+struct Lots(HashMap<(u32, u32), Arc<Vec<LotCode>>>);
+
+impl Lots {
+    fn of(&mut self, conn: &Connection, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, StoreError> {
+        if let Some(lots) = self.0.get(&(emission, block)) {
+            return Ok(lots.clone());
+        }
+        let lots: Vec<LotCode> = conn.query_row("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2", params![emission, block], |r| r.get(0))?;
+        let lots = Arc::new(lots);
+        self.0.insert((emission, block), lots.clone());
+        Ok(lots)
+    }
+}
+
+pub struct SqliteStore {
+    writer: Writer<Lots>,
+    readers: r2d2::Pool<SqliteConnectionManager>,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Opens (creating if need be) the store in `path`, migrating its schema to the newest version.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let mut conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        migrate(&mut conn)?;
+        configure(&conn)?;
+        let manager = SqliteConnectionManager::file(path).with_init(|c| {
+            configure(c)?;
+            c.pragma_update(None, "query_only", "ON")
+        });
+        let readers = r2d2::Pool::builder()
+            .max_size(READERS)
+            .test_on_check_out(false)
+            .build(manager)
+            .map_err(|e| StoreError::Backend(format!("cannot open the readers: {e}")))?;
+        Ok(SqliteStore { writer: Writer::start(conn, Lots::default())?, readers })
+    }
+
+    async fn read<T: Send + 'static>(&self, read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+        let pool = self.readers.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = pool.get().map_err(|e| StoreError::Backend(format!("no reader: {e}")))?;
+            read(&conn)
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("read task: {e}")))?
+    }
+
+    async fn write<T: Send + 'static>(
+        &self,
+        write: impl FnOnce(&Connection, &mut Lots) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.writer.write(move |WriterContext { conn, state }: &mut WriterContext<Lots>| write(conn, state)).await
+    }
+}
+
+/// Applies the migrations not yet applied, with foreign keys off while tables are rebuilt (SQLite's
+/// documented procedure), then checks every foreign key.
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    embedded::migrations::runner().run(conn).map_err(|e| StoreError::Backend(format!("migrating the schema: {e}")))?;
+    let broken: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| r.get(0))?;
+    if broken > 0 {
+        return Err(StoreError::Backend(format!("{broken} rows break a foreign key after migrating")));
+    }
+    Ok(())
+}
+
+// ---- statements shared by several writes ---------------------------------------------------------
+
+fn cents(amount: i64) -> Result<Cents, StoreError> {
+    u64::try_from(amount).map(Cents).map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
+}
+
+fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
+    i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
+}
+
+fn balance(conn: &Connection, account: &Account) -> Result<Cents, StoreError> {
+    let stored: Option<i64> =
+        conn.prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?.query_row([account.id()], |r| r.get(0)).optional()?;
+    cents(stored.ok_or(StoreError::NotFound("account"))?)
+}
+
+fn open_account(conn: &Connection, account: &Account) -> Result<(), StoreError> {
+    conn.prepare_cached("INSERT INTO accounts (id, kind) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING")?.execute(params![account.id(), account.kind()])?;
+    Ok(())
+}
+
+/// Moves `amount` from `debit` to `credit`: the debited wallet must hold it (checked by the same
+/// `UPDATE` that takes it), both balances change with the transfer row. Returns the debited account's
+/// new balance, or `None` if it could not pay.
+fn transfer(
+    conn: &Connection,
+    kind: TransferKind,
+    debit: &Account,
+    credit: &Account,
+    amount: Cents,
+    ticket: Option<&str>,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Option<i64>, StoreError> {
+    let amount = sql_amount(amount)?;
+    let paid: Option<i64> = conn
+        .prepare_cached("UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND (kind <> 'wallet' OR balance >= ?2) RETURNING balance")?
+        .query_row(params![debit.id(), amount], |r| r.get(0))
+        .optional()?;
+    if paid.is_none() {
+        return Ok(None);
+    }
+    let credited = conn.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?.execute(params![credit.id(), amount])?;
+    if credited != 1 {
+        return Err(StoreError::Backend(format!("no account {}", credit.id())));
+    }
+    conn.prepare_cached("INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+        .execute(params![kind.as_str(), debit.id(), credit.id(), amount, ticket, reason, now])?;
+    Ok(paid)
+}
+
+fn credit_wallet(conn: &Connection, player_id: &str, credit: &Credit, now: i64) -> Result<(), StoreError> {
+    let (kind, source) = match credit.funding {
+        Funding::Demo => (TransferKind::Demo, Account::Demo),
+        Funding::Cash => (TransferKind::Deposit, Account::Cash),
+    };
+    transfer(conn, kind, &source, &Account::Wallet(player_id), credit.amount, None, Some(&credit.reason), now)?;
+    Ok(())
+}
+
+const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at";
+
+fn ticket_row(r: &Row) -> rusqlite::Result<TicketRecord> {
+    let mode: String = r.get(5)?;
+    let revealed: String = r.get(7)?;
+    let invalid = |i, what: &str| rusqlite::Error::InvalidColumnType(i, what.into(), rusqlite::types::Type::Text);
+    Ok(TicketRecord {
+        id: r.get(0)?,
+        owner: r.get(1)?,
+        serial: Serial { emission: r.get(2)?, block: r.get(3)?, index: r.get(4)? },
+        mode: Mode::parse(&mode).ok_or_else(|| invalid(5, "mode"))?,
+        lot: Cents(r.get(6)?),
+        revealed: serde_json::from_str(&revealed).map_err(|_| invalid(7, "revealed"))?,
+        sold_at: r.get(8)?,
+        credited_at: r.get(9)?,
+        finished_at: r.get(10)?,
+    })
+}
+
+fn ticket(conn: &Connection, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
+    conn.prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE id = ?1 AND player_id = ?2"))?
+        .query_row(params![ticket_id, player_id], ticket_row)
+        .optional()?
+        .ok_or(StoreError::NotFound("ticket"))
+}
+
+fn revealed_json(revealed: &[usize]) -> String {
+    serde_json::to_string(revealed).expect("a list of numbers serialises")
+}
+
+/// Replaces a ticket's uncovered zones if they are still `before` (compare-and-set: a write that read
+/// an older list changes nothing). Returns whether it did.
+fn set_revealed(conn: &Connection, id: &str, before: &[usize], after: &[usize], finished_at: Option<i64>) -> Result<bool, StoreError> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE tickets SET revealed = ?3, finished_at = COALESCE(finished_at, ?4) WHERE id = ?1 AND revealed = ?2 AND finished_at IS NULL",
+        )?
+        .execute(params![id, revealed_json(before), revealed_json(after), finished_at])?;
+    Ok(changed == 1)
+}
+
+/// Credits a ticket's win if no one has: the `UPDATE` that marks it credited is the only one to see
+/// `credited_at` null. Returns whether this call credited it.
+fn credit_win(conn: &Connection, ticket_id: &str, now: i64) -> Result<bool, StoreError> {
+    let claimed: Option<(String, u32, u32, i64)> = conn
+        .prepare_cached("UPDATE tickets SET credited_at = ?2 WHERE id = ?1 AND credited_at IS NULL RETURNING player_id, emission, block, lot_cents")?
+        .query_row(params![ticket_id, now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((player, emission, block, lot)) = claimed else { return Ok(false) };
+    let lot = cents(lot)?;
+    if !lot.is_zero() {
+        transfer(conn, TransferKind::Win, &Account::Prizes { emission, block }, &Account::Wallet(&player), lot, Some(ticket_id), None, now)?
+            .ok_or_else(|| StoreError::Backend("the prize account refused to pay".into()))?;
+    }
+    Ok(true)
+}
+
+fn with_savepoint<T>(conn: &Connection, work: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    conn.execute_batch("SAVEPOINT one")?;
+    let result = work();
+    conn.execute_batch(if result.is_ok() { "RELEASE one" } else { "ROLLBACK TO one; RELEASE one" })?;
+    result
+}
+
+fn block_row(r: &Row) -> rusqlite::Result<BlockRecord> {
+    Ok(BlockRecord {
+        emission: r.get(0)?,
+        block: r.get(1)?,
+        size: r.get(2)?,
+        sold: r.get(3)?,
+        seed: r.get(4)?,
+        root: r.get(5)?,
+        design_hash: r.get(6)?,
+        closed_at: r.get(7)?,
+    })
+}
+
+const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at \
+                           FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
+
+// ---- the sale ------------------------------------------------------------------------------------
+
+fn sell(conn: &Connection, lots: &mut Lots, r: &SaleRequest) -> Result<Sale, StoreError> {
+    let wallet = Account::Wallet(&r.player_id);
+    let replay = |conn: &Connection| -> Result<Option<Sale>, StoreError> {
+        let Some(ticket) = conn
+            .prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 AND idempotency_key = ?2"))?
+            .query_row(params![r.player_id, r.idempotency_key], ticket_row)
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        if ticket.mode != r.mode {
+            return Err(StoreError::KeyReused);
+        }
+        Ok(Some(Sale { balance: balance(conn, &wallet)?, ticket, replayed: true }))
+    };
+    if let Some(sale) = replay(conn)? {
+        return Ok(sale);
+    }
+    let slot: Option<(u32, u32, u32)> = conn
+        .prepare_cached(
+            "UPDATE block_sales SET sold = sold + 1, closed_at = CASE WHEN sold + 1 = size THEN ?1 END \
+             WHERE (emission, block) = (SELECT emission, block FROM block_sales WHERE sold < size ORDER BY emission, block LIMIT 1) \
+               AND sold < size \
+             RETURNING emission, block, sold - 1",
+        )?
+        .query_row([r.now], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .optional()?;
+    let (emission, block, index) = slot.ok_or(StoreError::SoldOut)?;
+    let lot = lot_of(*lots.of(conn, emission, block)?.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?);
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
+        )?
+        .execute(params![r.ticket_id, r.player_id, emission, block, index, r.mode.as_str(), sql_amount(lot)?, r.now, r.idempotency_key])?;
+    if inserted == 0 {
+        // Only if a sale with this key was recorded since the replay check above, which one writer rules
+        // out. The unique key still forbids a second ticket: this sale is undone, and a retry replays.
+        return Err(StoreError::Backend("a sale with this Idempotency-Key was recorded meanwhile".into()));
+    }
+    let Some(balance) =
+        transfer(conn, TransferKind::Stake, &wallet, &Account::Stakes { emission, block }, TICKET_PRICE, Some(&r.ticket_id), None, r.now)?
+    else {
+        return Err(StoreError::InsufficientFunds { balance: balance_or_zero(conn, &wallet)?, price: TICKET_PRICE });
+    };
+    let ticket = TicketRecord {
+        id: r.ticket_id.clone(),
+        owner: r.player_id.clone(),
+        serial: Serial { emission, block, index },
+        mode: r.mode,
+        lot,
+        revealed: Vec::new(),
+        sold_at: r.now,
+        credited_at: None,
+        finished_at: None,
+    };
+    Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
+}
+
+/// A player without a wallet has nothing: the sale is refused as for an empty one.
+fn balance_or_zero(conn: &Connection, account: &Account) -> Result<Cents, StoreError> {
+    match balance(conn, account) {
+        Err(StoreError::NotFound(_)) => Ok(Cents::ZERO),
+        other => other,
+    }
+}
+
+// ---- the ledger check's facts --------------------------------------------------------------------
+
+fn ledger_facts(conn: &Connection) -> Result<LedgerFacts, StoreError> {
+    let accounts = conn
+        .prepare(
+            "SELECT a.id, a.kind, a.balance, COALESCE(c.total, 0) - COALESCE(d.total, 0) FROM accounts a \
+             LEFT JOIN (SELECT credit AS id, SUM(amount) AS total FROM transfers GROUP BY credit) c ON c.id = a.id \
+             LEFT JOIN (SELECT debit AS id, SUM(amount) AS total FROM transfers GROUP BY debit) d ON d.id = a.id ORDER BY a.id",
+        )?
+        .query_map([], |r| Ok(AccountFacts { id: r.get(0)?, kind: r.get(1)?, stored: r.get(2)?, from_transfers: r.get(3)? }))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let transfers: u64 = conn.query_row("SELECT COUNT(*) FROM transfers", [], |r| r.get(0))?;
+    let mut blocks = Vec::new();
+    let block_list: Vec<(u32, u32, u64)> = conn
+        .prepare("SELECT emission, block, sold FROM block_sales ORDER BY emission, block")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    for (emission, block, sold) in block_list {
+        let lots: Vec<LotCode> = conn.query_row("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2", params![emission, block], |r| r.get(0))?;
+        let (mut tickets, mut owed, mut lot_mismatches, mut indices) = (0u64, 0i64, 0u64, Vec::new());
+        let mut rows = conn.prepare("SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = ?1 AND block = ?2")?;
+        let mut rows = rows.query(params![emission, block])?;
+        while let Some(row) = rows.next()? {
+            let (index, lot, owing): (u32, i64, bool) = (row.get(0)?, row.get(1)?, row.get(2)?);
+            tickets += 1;
+            owed += if owing { lot } else { 0 };
+            let committed = lots.get(index as usize).map(|&code| lot_of(code));
+            lot_mismatches += u64::from(committed.map(|c| c.0 as i64) != Some(lot));
+            indices.push(index);
+        }
+        let committed = ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
+        let account_balance = |account: Account| -> Result<i64, StoreError> {
+            Ok(conn.query_row("SELECT balance FROM accounts WHERE id = ?1", [account.id()], |r| r.get(0)).optional()?.unwrap_or(0))
+        };
+        blocks.push(BlockFacts {
+            emission,
+            block,
+            sold,
+            tickets,
+            stakes_balance: account_balance(Account::Stakes { emission, block })?,
+            prizes_balance: account_balance(Account::Prizes { emission, block })?,
+            owed,
+            committed: sql_amount(committed)?,
+            lot_mismatches,
+        });
+    }
+    let price = sql_amount(TICKET_PRICE)?;
+    let tickets_without_one_stake = conn.query_row(
+        "SELECT COUNT(*) FROM tickets t WHERE (SELECT COUNT(*) FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount = ?1) <> 1 \
+            OR EXISTS (SELECT 1 FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount <> ?1)",
+        [price],
+        |r| r.get(0),
+    )?;
+    let tickets_with_wrong_win = conn.query_row(
+        "SELECT COUNT(*) FROM tickets t LEFT JOIN transfers w ON w.ticket_id = t.id AND w.kind = 'win' \
+         WHERE (t.credited_at IS NOT NULL AND t.lot_cents > 0) <> (w.id IS NOT NULL) OR w.amount <> t.lot_cents",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(LedgerFacts { accounts, transfers, blocks, tickets_without_one_stake, tickets_with_wrong_win })
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
+        self.write(move |conn, _| {
+            let inserted = conn
+                .prepare_cached("INSERT INTO players (id, name, password_hash, guest, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING")?
+                .execute(params![player.id, player.name, player.password_hash, player.guest, now])?;
+            if inserted == 0 {
+                return Err(if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) });
+            }
+            let wallet = Account::Wallet(&player.id);
+            open_account(conn, &wallet)?;
+            if let Some(credit) = &player.opening_credit {
+                credit_wallet(conn, &player.id, credit, now)?;
+            }
+            Ok(PlayerRecord { balance: balance(conn, &wallet)?, id: player.id, name: player.name, guest: player.guest })
+        })
+        .await
+    }
+
+    async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError> {
+        let id = id.to_owned();
+        self.read(move |conn| {
+            let row: Option<(Option<String>, bool)> =
+                conn.prepare_cached("SELECT name, guest FROM players WHERE id = ?1")?.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            let (name, guest) = row.ok_or(StoreError::NotFound("player"))?;
+            Ok(PlayerRecord { balance: balance(conn, &Account::Wallet(&id))?, id, name, guest })
+        })
+        .await
+    }
+
+    async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError> {
+        let name = name.to_owned();
+        self.read(move |conn| {
+            Ok(conn
+                .prepare_cached("SELECT id, password_hash FROM players WHERE name = ?1 AND password_hash IS NOT NULL")?
+                .query_row([name], |r| Ok(Credentials { player_id: r.get(0)?, password_hash: r.get(1)? }))
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
+        let (token_hash, player_id) = (token_hash.to_owned(), player_id.to_owned());
+        self.write(move |conn, _| {
+            conn.prepare_cached("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES (?1, ?2, ?3)")?
+                .execute(params![token_hash, player_id, expires_at])?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
+        let token_hash = token_hash.to_owned();
+        self.read(move |conn| {
+            Ok(conn
+                .prepare_cached("SELECT player_id FROM sessions WHERE token_hash = ?1 AND expires_at > ?2")?
+                .query_row(params![token_hash, now], |r| r.get(0))
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
+        let token_hash = token_hash.to_owned();
+        self.write(move |conn, _| {
+            conn.prepare_cached("DELETE FROM sessions WHERE token_hash = ?1")?.execute([token_hash])?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError> {
+        let player_id = player_id.to_owned();
+        self.write(move |conn, _| {
+            let wallet = Account::Wallet(&player_id);
+            balance(conn, &wallet).map_err(|_| StoreError::NotFound("player"))?;
+            credit_wallet(conn, &player_id, &credit, now)?;
+            balance(conn, &wallet)
+        })
+        .await
+    }
+
+    async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
+        self.write(move |conn, lots| sell(conn, lots, &request)).await
+    }
+
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError> {
+        let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
+        self.write(move |conn, _| {
+            let mut t = ticket(conn, &player_id, &ticket_id)?;
+            let mut revealed = t.revealed.clone();
+            apply_reveal(t.mode, &mut revealed, &zones)?;
+            if revealed != t.revealed && t.finished_at.is_none() {
+                // The writer runs one write at a time, so the list read above is still current.
+                if !set_revealed(conn, &t.id, &t.revealed, &revealed, None)? {
+                    return Err(StoreError::Backend("the ticket changed under a reveal".into()));
+                }
+                t.revealed = revealed;
+            }
+            Ok(t)
+        })
+        .await
+    }
+
+    async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError> {
+        let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
+        self.write(move |conn, _| {
+            let t = ticket(conn, &player_id, &ticket_id)?;
+            if t.finished_at.is_none() {
+                let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
+                if t.mode == Mode::Jouez && !missing.is_empty() {
+                    return Err(StoreError::ZonesLeft(missing));
+                }
+                let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
+                if !set_revealed(conn, &t.id, &t.revealed, &all, Some(now))? {
+                    return Err(StoreError::Backend("the ticket changed under its completion".into()));
+                }
+                credit_win(conn, &t.id, now)?;
+            }
+            Ok(Completion { ticket: ticket(conn, &player_id, &ticket_id)?, balance: balance(conn, &Account::Wallet(&player_id))? })
+        })
+        .await
+    }
+
+    async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
+        self.write(move |conn, _| {
+            let due: Vec<String> = conn
+                .prepare_cached("SELECT id FROM tickets WHERE credited_at IS NULL AND sold_at <= ?1 ORDER BY sold_at LIMIT ?2")?
+                .query_map(params![sold_before, limit], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            let mut report = SettleReport { examined: due.len(), ..SettleReport::default() };
+            for id in due {
+                match with_savepoint(conn, || credit_win(conn, &id, now)) {
+                    Ok(credited) => report.settled += usize::from(credited),
+                    Err(e) => report.failed.push((id, e.to_string())),
+                }
+            }
+            Ok(report)
+        })
+        .await
+    }
+
+    async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
+        self.read(|conn| Ok(conn.prepare_cached("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL")?.query_row([], |r| r.get(0))?))
+            .await
+    }
+
+    async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
+        let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
+        self.read(move |conn| ticket(conn, &player_id, &ticket_id)).await
+    }
+
+    async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError> {
+        let player_id = player_id.to_owned();
+        self.read(move |conn| {
+            Ok(conn
+                .prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 ORDER BY sold_at DESC, rowid DESC LIMIT ?2"))?
+                .query_map(params![player_id, limit], ticket_row)?
+                .collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError> {
+        self.write(move |conn, _| {
+            conn.prepare_cached("INSERT INTO designs (hash, text) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+                .execute(params![block.design_hash.as_slice(), block.design_text])?;
+            let inserted = conn
+                .prepare_cached("INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING")?
+                .execute(params![block.emission, block.block, block.seed.as_slice(), block.root.as_slice(), block.design_hash.as_slice(), block.lots, block.now])?;
+            if inserted == 0 {
+                return Err(StoreError::AlreadyExists(format!("block E{}-B{}", block.emission, block.block)));
+            }
+            conn.prepare_cached("INSERT INTO block_sales (emission, block, size) VALUES (?1, ?2, ?3)")?.execute(params![block.emission, block.block, block.lots.len()])?;
+            open_account(conn, &Account::Stakes { emission: block.emission, block: block.block })?;
+            open_account(conn, &Account::Prizes { emission: block.emission, block: block.block })?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn next_emission(&self) -> Result<u32, StoreError> {
+        self.read(|conn| Ok(conn.query_row("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", [], |r| r.get(0))?)).await
+    }
+
+    async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
+        self.read(|conn| Ok(conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?.query_map([], block_row)?.collect::<Result<_, _>>()?))
+            .await
+    }
+
+    async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
+        self.read(move |conn| {
+            conn.prepare_cached(&format!("{BLOCK_QUERY} WHERE b.emission = ?1 AND b.block = ?2"))?
+                .query_row(params![emission, block], block_row)
+                .optional()?
+                .ok_or(StoreError::NotFound("block"))
+        })
+        .await
+    }
+
+    async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {
+        let hash = *hash;
+        self.read(move |conn| {
+            conn.prepare_cached("SELECT text FROM designs WHERE hash = ?1")?
+                .query_row([hash.as_slice()], |r| r.get(0))
+                .optional()?
+                .ok_or(StoreError::NotFound("design"))
+        })
+        .await
+    }
+
+    async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
+        // One read transaction: every fact comes from the same snapshot, even while the server sells.
+        self.read(|conn| {
+            conn.execute_batch("BEGIN")?;
+            let facts = ledger_facts(conn);
+            conn.execute_batch("COMMIT")?;
+            facts
+        })
+        .await
+    }
+}
