@@ -1,0 +1,330 @@
+//! The store's conformance suite: what every implementation of `Store` must do, under real concurrency
+//! (tasks on a multi-threaded runtime, started together). One suite; each backend runs all of it.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use tokio::task::JoinSet;
+use vegas::block::LotCode;
+use vegas::money::Cents;
+use vegas::play::{Mode, RevealError};
+use vegas::rules::prize_table::TICKET_PRICE;
+use vegas::rules::{Surface, Zone};
+use vegas::server::store::ledger::{self, LedgerReport};
+use vegas::server::store::sqlite::SqliteStore;
+use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, SaleRequest, Store, StoreError};
+
+/// A store under test, with whatever keeps it alive.
+struct Backend {
+    store: Arc<dyn Store>,
+    _guard: Box<dyn std::any::Any + Send>,
+}
+
+impl Backend {
+    async fn sqlite() -> Backend {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("vegas.sqlite3")).unwrap();
+        Backend { store: Arc::new(store), _guard: Box::new(dir) }
+    }
+}
+
+/// Runs each scenario against each backend.
+macro_rules! conformance {
+    ($($scenario:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $scenario() {
+                    super::$scenario(super::Backend::sqlite().await.store).await
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    two_hundred_purchases_with_one_key_sell_one_ticket,
+    a_player_who_can_afford_two_tickets_buys_two_of_a_hundred,
+    complete_settle_and_reveals_racing_on_a_jouez_ticket,
+    complete_settle_and_reveals_racing_on_an_auto_ticket,
+    sales_racing_across_blocks_that_sell_out,
+    a_ticket_belongs_to_its_buyer_only,
+    names_are_unique_and_sessions_expire,
+);
+
+const NOW: i64 = 1_800_000_000;
+
+/// A small block of the given lots (the store does not care how large a block is).
+async fn block(store: &dyn Store, emission: u32, number: u32, lots: Vec<LotCode>) {
+    let block = NewBlock {
+        emission,
+        block: number,
+        seed: [number as u8; 32],
+        root: [7; 32],
+        design_hash: [9; 32],
+        design_text: "design".into(),
+        lots,
+        now: NOW,
+    };
+    store.insert_block(block).await.unwrap();
+}
+
+/// A block whose tickets win, in turn, nothing, 3 €, 5 € and 10 €.
+fn mixed_lots(size: usize) -> Vec<LotCode> {
+    (0..size).map(|i| [0, 9, 8, 7][i % 4]).collect()
+}
+
+async fn player(store: &dyn Store, id: &str, euros: u64) -> String {
+    let opening_credit = (euros > 0).then(|| Credit { funding: Funding::Demo, amount: Cents::euros(euros), reason: "test".into() });
+    let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: true, opening_credit };
+    store.create_player(new, NOW).await.unwrap().id
+}
+
+fn sale(player: &str, key: &str, mode: Mode, ticket_id: &str) -> SaleRequest {
+    SaleRequest { player_id: player.into(), idempotency_key: key.into(), mode, ticket_id: ticket_id.into(), now: NOW }
+}
+
+async fn ledger_passes(store: &dyn Store) -> LedgerReport {
+    ledger::check(store.ledger_facts().await.unwrap()).unwrap_or_else(|problems| panic!("the ledger does not balance: {problems:#?}"))
+}
+
+async fn balance(store: &dyn Store, player: &str) -> Cents {
+    store.player(player).await.unwrap().balance
+}
+
+async fn two_hundred_purchases_with_one_key_sell_one_ticket(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(400)).await;
+    let p = player(&*store, "p-one-key", 100).await;
+    let mut racing = JoinSet::new();
+    for i in 0..200 {
+        let (store, p) = (store.clone(), p.clone());
+        racing.spawn(async move { store.sell(sale(&p, "same-key", Mode::Auto, &format!("t-{i}"))).await });
+    }
+    let sales: Vec<_> = racing.join_all().await.into_iter().map(Result::unwrap).collect();
+    let ids: HashSet<&str> = sales.iter().map(|s| s.ticket.id.as_str()).collect();
+    assert_eq!(ids.len(), 1, "every purchase with the key answers the same ticket");
+    assert_eq!(sales.iter().filter(|s| !s.replayed).count(), 1, "one sale, the others replays");
+    assert!(sales.iter().all(|s| s.balance == Cents::euros(97)));
+    assert_eq!(balance(&*store, &p).await, Cents::euros(97), "one debit");
+    let report = ledger_passes(&*store).await;
+    assert_eq!(report.blocks[0].sold, 1);
+    let other_mode = store.sell(sale(&p, "same-key", Mode::Jouez, "t-other")).await;
+    assert_eq!(other_mode, Err(StoreError::KeyReused));
+}
+
+async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(400)).await;
+    let p = player(&*store, "p-two", 7).await;
+    let mut racing = JoinSet::new();
+    for i in 0..100 {
+        let (store, p) = (store.clone(), p.clone());
+        racing.spawn(async move { store.sell(sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t-{i}"))).await });
+    }
+    // Meanwhile the balance is read again and again: it is never negative (a negative one is an error).
+    let watcher = {
+        let (store, p) = (store.clone(), p.clone());
+        tokio::spawn(async move {
+            for _ in 0..200 {
+                store.player(&p).await.expect("a readable, non-negative balance");
+            }
+        })
+    };
+    let results = racing.join_all().await;
+    watcher.await.unwrap();
+    let sold = results.iter().filter(|r| r.is_ok()).count();
+    let refused = results
+        .iter()
+        .filter(|r| matches!(r, Err(StoreError::InsufficientFunds { price, .. }) if *price == TICKET_PRICE))
+        .count();
+    assert_eq!((sold, refused), (2, 98), "{results:?}");
+    assert_eq!(balance(&*store, &p).await, Cents::euros(1));
+    assert_eq!(ledger_passes(&*store).await.blocks[0].sold, 2);
+}
+
+/// Races reveals (every zone, several times, in a random order), completions and settlements on one
+/// ticket, round after round until every zone is uncovered.
+async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
+    block(&*store, 1, 1, vec![7; 10]).await; // every ticket wins 10 €
+    let p = player(&*store, "p-race", 10).await;
+    let ticket = store.sell(sale(&p, "k", mode, "t-race")).await.unwrap().ticket;
+    let mut accepted = HashSet::new();
+    for round in 0..30 {
+        let mut racing = JoinSet::new();
+        for zone in 0..12usize {
+            for _ in 0..2 {
+                let (store, p) = (store.clone(), p.clone());
+                racing.spawn(async move { ("reveal", Some(zone), store.reveal(&p, "t-race", vec![zone]).await.map(|_| ())) });
+            }
+        }
+        for _ in 0..3 {
+            let (completer, p) = (store.clone(), p.clone());
+            racing.spawn(async move { ("complete", None, completer.complete(&p, "t-race", NOW + round).await.map(|_| ())) });
+            let store = store.clone();
+            racing.spawn(async move { ("settle", None, store.settle_due(NOW + 3600, 16, NOW + round).await.map(|_| ())) });
+        }
+        for (what, zone, result) in racing.join_all().await {
+            match (what, result) {
+                ("reveal", Ok(())) => _ = accepted.insert(zone.unwrap()),
+                ("reveal", Err(StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)))) if mode == Mode::Jouez => {}
+                ("complete", Err(StoreError::ZonesLeft(_))) if mode == Mode::Jouez => {}
+                (_, Ok(())) => {}
+                (what, Err(e)) => panic!("{what} failed: {e}"),
+            }
+        }
+        if store.ticket(&p, "t-race").await.unwrap().finished_at.is_some() {
+            break;
+        }
+    }
+    let done = store.ticket(&p, "t-race").await.unwrap();
+    assert!(done.finished_at.is_some() && done.credited_at.is_some(), "{done:?}");
+    let mut zones = done.revealed.clone();
+    zones.sort();
+    assert_eq!(zones, (0..12).collect::<Vec<_>>(), "every zone once: {:?}", done.revealed);
+    assert!(accepted.iter().all(|z| done.revealed.contains(z)), "no accepted reveal lost");
+    if mode == Mode::Jouez {
+        let first = Zone::from_index(done.revealed[0]).unwrap().surface();
+        let first_zones = first.zones().count();
+        assert!(
+            done.revealed[..first_zones].iter().all(|&z| Zone::from_index(z).unwrap().surface() == first),
+            "« Jouez »: {first:?} uncovered entirely before any other surface: {:?}",
+            done.revealed
+        );
+        assert!(Surface::ALL.contains(&first));
+    }
+    assert_eq!(balance(&*store, &p).await, Cents::euros(10 - 3 + 10), "one credit of the 10 € win");
+    assert_eq!(ticket.lot, Cents::euros(10));
+    ledger_passes(&*store).await;
+}
+
+async fn complete_settle_and_reveals_racing_on_a_jouez_ticket(store: Arc<dyn Store>) {
+    race_on_one_ticket(store, Mode::Jouez).await;
+}
+
+async fn complete_settle_and_reveals_racing_on_an_auto_ticket(store: Arc<dyn Store>) {
+    race_on_one_ticket(store, Mode::Auto).await;
+}
+
+async fn sales_racing_across_blocks_that_sell_out(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(30)).await;
+    block(&*store, 1, 2, mixed_lots(25)).await;
+    let mut racing = JoinSet::new();
+    for n in 0..10 {
+        let store = store.clone();
+        racing.spawn(async move {
+            let p = player(&*store, &format!("p-{n}"), 30).await;
+            let mut results = Vec::new();
+            for i in 0..8 {
+                results.push(store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("t-{n}-{i}"))).await);
+            }
+            results
+        });
+    }
+    let results: Vec<_> = racing.join_all().await.into_iter().flatten().collect();
+    let serials: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).map(|s| s.ticket.serial).collect();
+    let distinct: HashSet<_> = serials.iter().collect();
+    assert_eq!((serials.len(), distinct.len()), (55, 55), "every ticket of both blocks sold once");
+    assert_eq!(results.iter().filter(|r| r.as_ref().err() == Some(&StoreError::SoldOut)).count(), 25);
+    let blocks = store.blocks().await.unwrap();
+    assert!(blocks.iter().all(|b| b.sold == b.size && b.closed_at.is_some()), "{blocks:?}");
+    let report = ledger_passes(&*store).await;
+    assert_eq!(report.blocks.iter().map(|b| b.stakes_balance).sum::<i64>(), 55 * 300);
+}
+
+async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(10)).await;
+    let (a, b) = (player(&*store, "p-a", 10).await, player(&*store, "p-b", 10).await);
+    let t = store.sell(sale(&a, "k", Mode::Auto, "t-a")).await.unwrap().ticket;
+    assert_eq!(store.ticket(&b, &t.id).await, Err(StoreError::NotFound("ticket")));
+    assert_eq!(store.reveal(&b, &t.id, vec![0]).await, Err(StoreError::NotFound("ticket")));
+    assert_eq!(store.complete(&b, &t.id, NOW).await, Err(StoreError::NotFound("ticket")));
+    assert!(store.history(&b, 10).await.unwrap().is_empty());
+    assert_eq!(store.history(&a, 10).await.unwrap(), vec![t]);
+    // The same key is another player's own key: it buys another ticket.
+    assert!(!store.sell(sale(&b, "k", Mode::Auto, "t-b")).await.unwrap().replayed);
+}
+
+async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
+    let named = |id: &str| NewPlayer { id: id.into(), name: Some("lucie".into()), password_hash: Some("h".into()), guest: false, opening_credit: None };
+    let mut racing = JoinSet::new();
+    for i in 0..20 {
+        let store = store.clone();
+        racing.spawn(async move { store.create_player(named(&format!("p-{i}")), NOW).await });
+    }
+    let results = racing.join_all().await;
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+    assert!(results.iter().filter(|r| r.is_err()).all(|r| r.as_ref().err() == Some(&StoreError::NameTaken)));
+    let winner = store.credentials("lucie").await.unwrap().unwrap().player_id;
+    assert_eq!(balance(&*store, &winner).await, Cents::ZERO);
+    store.create_session("h1", &winner, NOW + 10).await.unwrap();
+    assert_eq!(store.session_player("h1", NOW).await.unwrap(), Some(winner.clone()));
+    assert_eq!(store.session_player("h1", NOW + 10).await.unwrap(), None, "expired");
+    store.delete_session("h1").await.unwrap();
+    assert_eq!(store.session_player("h1", NOW).await.unwrap(), None);
+}
+
+/// A data directory written by the server before versioned migrations is migrated when opened: its
+/// single-entry ledger becomes balanced transfers, every balance and key is kept.
+#[tokio::test]
+async fn a_store_from_before_migrations_is_migrated_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vegas.sqlite3");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(include_str!("../src/server/store/sqlite/migrations/V1__first_schema.sql")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO designs VALUES (x'09', 'design');
+             INSERT INTO blocks (emission, block, seed, root, design_hash, lots, sold, created_at) VALUES (1, 1, x'01', x'02', x'09', x'0009080700', 3, 1);
+             INSERT INTO players VALUES ('p-1', NULL, NULL, 1, 1);
+             INSERT INTO tickets (id, player_id, emission, block, idx, mode, payload, lot_cents, revealed, sold_at, credited_at, finished_at) VALUES
+                 ('t-0', 'p-1', 1, 1, 0, 'auto', 'a.b.c', 0, '[0,1,2,3,4,5,6,7,8,9,10,11]', 2, 3, 3),
+                 ('t-1', 'p-1', 1, 1, 1, 'jouez', 'a.b.c', 300, '[6]', 4, 9, NULL),
+                 ('t-2', 'p-1', 1, 1, 2, 'jouez', 'a.b.c', 500, '[]', 5, NULL, NULL);
+             INSERT INTO ledger (player_id, kind, amount_cents, ticket_id, created_at) VALUES
+                 ('p-1', 'deposit', 10000, NULL, 1), ('p-1', 'stake', -300, 't-0', 2), ('p-1', 'stake', -300, 't-1', 4),
+                 ('p-1', 'stake', -300, 't-2', 5), ('p-1', 'win', 300, 't-1', 9);
+             INSERT INTO idempotency VALUES ('p-1', 'k0', 't-0'), ('p-1', 'k1', 't-1'), ('p-1', 'k2', 't-2');",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(balance(&store, "p-1").await, Cents(10_000 - 900 + 300));
+    let report = ledger_passes(&store).await;
+    let b = &report.blocks[0];
+    assert_eq!((b.sold, b.stakes_balance, b.prizes_balance, b.owed, b.committed), (3, 900, -300, 500, 800));
+    let replay = store.sell(sale("p-1", "k1", Mode::Jouez, "t-new")).await.unwrap();
+    assert!(replay.replayed && replay.ticket.id == "t-1" && replay.ticket.revealed == [6]);
+    let next = store.sell(sale("p-1", "k3", Mode::Auto, "t-3")).await.unwrap();
+    assert_eq!((next.ticket.serial.index, next.ticket.lot), (3, Cents::euros(10)), "sales go on where they were");
+    assert_eq!(store.complete("p-1", "t-2", NOW).await, Err(StoreError::ZonesLeft((0..12).collect())));
+    drop(store);
+    // Opening again applies nothing twice.
+    let store = SqliteStore::open(&path).unwrap();
+    ledger_passes(&store).await;
+}
+
+/// `ledger check` is only worth something if it fails when the books are wrong.
+#[tokio::test]
+async fn the_ledger_check_finds_tampered_books() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vegas.sqlite3");
+    let store = SqliteStore::open(&path).unwrap();
+    block(&store, 1, 1, mixed_lots(20)).await;
+    let p = player(&store, "p-1", 20).await;
+    for i in 0..4 {
+        let t = store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("t-{i}"))).await.unwrap().ticket;
+        store.complete(&p, &t.id, NOW).await.unwrap();
+    }
+    ledger_passes(&store).await;
+    let tamper = |sql: &str| {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!("BEGIN; {sql}; COMMIT")).unwrap();
+    };
+    let problems = |facts| ledger::check(facts).unwrap_err().join("\n");
+    tamper("UPDATE accounts SET balance = balance + 100 WHERE id = 'wallet:p-1'");
+    assert!(problems(store.ledger_facts().await.unwrap()).contains("account wallet:p-1: stored balance"));
+    tamper("UPDATE accounts SET balance = balance - 100 WHERE id = 'wallet:p-1'; UPDATE tickets SET lot_cents = 4000000 WHERE id = 't-0'");
+    assert!(problems(store.ledger_facts().await.unwrap()).contains("another lot than the block committed"));
+    tamper("UPDATE tickets SET lot_cents = 0 WHERE id = 't-0'; DELETE FROM transfers WHERE kind = 'win' AND ticket_id = 't-1'");
+    let found = problems(store.ledger_facts().await.unwrap());
+    assert!(found.contains("win transfer is missing") && found.contains("stored balance"), "{found}");
+}
