@@ -5,7 +5,7 @@ SHELL := /bin/bash
 E2E := tests/e2e
 export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test tools dist bench bench-block bench-web preview update-baselines
+.PHONY: run test tools dist bench bench-block bench-server bench-web preview update-baselines
 
 tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -27,11 +27,17 @@ test: dist
 	cargo build --release --locked
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
 
-bench: bench-block bench-web
+bench: bench-block bench-server bench-web
 
 # One block of 1 500 000 tickets: time by phase, tickets/s, peak memory.
 bench-block:
 	cargo bench --locked --bench block
+
+# Purchases/s and p50/p99 at 50 and 500 players against the real server on loopback, beside /healthz;
+# the same while 20 000 due tickets are settled; a player with 20 000 tickets against a new one.
+bench-server:
+	@command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+	cargo bench --locked --bench server
 
 # The app's transfer size on the wire, and the time of one pointer move over a scratch zone.
 bench-web: dist

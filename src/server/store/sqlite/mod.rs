@@ -3,6 +3,7 @@
 //! that never wait for it. The schema is versioned (`migrations/`, applied by refinery on open), so an
 //! existing data directory is migrated when the server starts.
 
+mod checkpoint;
 mod writer;
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, TransferKind};
@@ -32,6 +33,7 @@ mod embedded {
 /// The file in the data directory.
 pub const FILE_NAME: &str = "vegas.sqlite3";
 const READERS: u32 = 8;
+const PAGE_SIZE: i64 = 1024;
 /// How long a connection waits for another process's write lock (the CLI beside a running server).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -60,11 +62,15 @@ impl Lots {
 pub struct SqliteStore {
     writer: Writer<Lots>,
     readers: r2d2::Pool<SqliteConnectionManager>,
+    _checkpointer: checkpoint::Checkpointer,
 }
 
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
+fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Indexes keyed by player are written at random places: pages kept in memory are not read again
+    // from the file for every sale.
+    conn.pragma_update(None, "cache_size", -1024 * cache_mib)?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
 }
@@ -73,13 +79,17 @@ impl SqliteStore {
     /// Opens (creating if need be) the store in `path`, migrating its schema to the newest version.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         let mut conn = Connection::open(path)?;
+        // A sale changes a few rows at random places (the buyer's wallet, the buyer's index entries):
+        // SQLite writes each changed page whole to the WAL, so small pages write less. Only a new
+        // database takes it; an existing one keeps its page size.
+        conn.pragma_update(None, "page_size", PAGE_SIZE)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         migrate(&mut conn)?;
-        configure(&conn)?;
+        configure(&conn, 16)?;
         let manager = SqliteConnectionManager::file(path).with_init(|c| {
-            configure(c)?;
+            configure(c, 1)?;
             c.pragma_update(None, "query_only", "ON")
         });
         let readers = r2d2::Pool::builder()
@@ -87,10 +97,25 @@ impl SqliteStore {
             .test_on_check_out(false)
             .build(manager)
             .map_err(|e| StoreError::Backend(format!("cannot open the readers: {e}")))?;
-        Ok(SqliteStore { writer: Writer::start(conn, Lots::default())?, readers })
+        // See `checkpoint`: the writer does not checkpoint as it commits.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        grow_in_chunks(&conn)?;
+        let (checkpointer, finish) = checkpoint::start(path)?;
+        let writer = Writer::start(conn, Lots::default(), move |conn| finish.after_commit(conn))?;
+        Ok(SqliteStore { writer, readers, _checkpointer: checkpointer })
     }
 
-    async fn read<T: Send + 'static>(&self, read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+    /// A read on a pooled connection. Point reads take microseconds, less than handing them to another
+    /// thread would, so they run here when a connection is free; otherwise, and for reads that scan
+    /// (`heavy`), on the blocking pool, off the async executor.
+    async fn read<T: Send + 'static>(
+        &self,
+        heavy: bool,
+        read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        if !heavy && let Some(conn) = self.readers.try_get() {
+            return read(&conn);
+        }
         let pool = self.readers.clone();
         tokio::task::spawn_blocking(move || {
             let conn = pool.get().map_err(|e| StoreError::Backend(format!("no reader: {e}")))?;
@@ -106,6 +131,18 @@ impl SqliteStore {
     ) -> Result<T, StoreError> {
         self.writer.write(move |WriterContext { conn, state }: &mut WriterContext<Lots>| write(conn, state)).await
     }
+}
+
+/// Makes the database file grow 32 MiB at a time instead of a page at a time: fewer allocations for the
+/// file system, and each fsync of the database has fewer new blocks to record.
+pub(crate) fn grow_in_chunks(conn: &Connection) -> Result<(), StoreError> {
+    let mut chunk: std::ffi::c_int = 32 << 20;
+    // SAFETY: the handle is a live connection owned by `conn`, the file name is a NUL-terminated
+    // literal, and SQLITE_FCNTL_CHUNK_SIZE reads one int through the pointer during the call.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_file_control(conn.handle(), c"main".as_ptr(), rusqlite::ffi::SQLITE_FCNTL_CHUNK_SIZE, (&raw mut chunk).cast())
+    };
+    if rc == rusqlite::ffi::SQLITE_OK { Ok(()) } else { Err(StoreError::Backend(format!("cannot set the file's growth chunk ({rc})"))) }
 }
 
 /// Applies the migrations not yet applied, with foreign keys off while tables are rebuilt (SQLite's
@@ -413,7 +450,7 @@ impl Store for SqliteStore {
 
     async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError> {
         let id = id.to_owned();
-        self.read(move |conn| {
+        self.read(false, move |conn| {
             let row: Option<(Option<String>, bool)> =
                 conn.prepare_cached("SELECT name, guest FROM players WHERE id = ?1")?.query_row([&id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
             let (name, guest) = row.ok_or(StoreError::NotFound("player"))?;
@@ -424,7 +461,7 @@ impl Store for SqliteStore {
 
     async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError> {
         let name = name.to_owned();
-        self.read(move |conn| {
+        self.read(false, move |conn| {
             Ok(conn
                 .prepare_cached("SELECT id, password_hash FROM players WHERE name = ?1 AND password_hash IS NOT NULL")?
                 .query_row([name], |r| Ok(Credentials { player_id: r.get(0)?, password_hash: r.get(1)? }))
@@ -445,7 +482,7 @@ impl Store for SqliteStore {
 
     async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
         let token_hash = token_hash.to_owned();
-        self.read(move |conn| {
+        self.read(false, move |conn| {
             Ok(conn
                 .prepare_cached("SELECT player_id FROM sessions WHERE token_hash = ?1 AND expires_at > ?2")?
                 .query_row(params![token_hash, now], |r| r.get(0))
@@ -535,18 +572,18 @@ impl Store for SqliteStore {
     }
 
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
-        self.read(|conn| Ok(conn.prepare_cached("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL")?.query_row([], |r| r.get(0))?))
+        self.read(false, |conn| Ok(conn.prepare_cached("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL")?.query_row([], |r| r.get(0))?))
             .await
     }
 
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
-        self.read(move |conn| ticket(conn, &player_id, &ticket_id)).await
+        self.read(false, move |conn| ticket(conn, &player_id, &ticket_id)).await
     }
 
     async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError> {
         let player_id = player_id.to_owned();
-        self.read(move |conn| {
+        self.read(false, move |conn| {
             Ok(conn
                 .prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 ORDER BY sold_at DESC, rowid DESC LIMIT ?2"))?
                 .query_map(params![player_id, limit], ticket_row)?
@@ -574,16 +611,16 @@ impl Store for SqliteStore {
     }
 
     async fn next_emission(&self) -> Result<u32, StoreError> {
-        self.read(|conn| Ok(conn.query_row("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", [], |r| r.get(0))?)).await
+        self.read(false, |conn| Ok(conn.query_row("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", [], |r| r.get(0))?)).await
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.read(|conn| Ok(conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?.query_map([], block_row)?.collect::<Result<_, _>>()?))
+        self.read(true, |conn| Ok(conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?.query_map([], block_row)?.collect::<Result<_, _>>()?))
             .await
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
-        self.read(move |conn| {
+        self.read(false, move |conn| {
             conn.prepare_cached(&format!("{BLOCK_QUERY} WHERE b.emission = ?1 AND b.block = ?2"))?
                 .query_row(params![emission, block], block_row)
                 .optional()?
@@ -594,7 +631,7 @@ impl Store for SqliteStore {
 
     async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {
         let hash = *hash;
-        self.read(move |conn| {
+        self.read(false, move |conn| {
             conn.prepare_cached("SELECT text FROM designs WHERE hash = ?1")?
                 .query_row([hash.as_slice()], |r| r.get(0))
                 .optional()?
@@ -605,7 +642,7 @@ impl Store for SqliteStore {
 
     async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
         // One read transaction: every fact comes from the same snapshot, even while the server sells.
-        self.read(|conn| {
+        self.read(true, |conn| {
             conn.execute_batch("BEGIN")?;
             let facts = ledger_facts(conn);
             conn.execute_batch("COMMIT")?;

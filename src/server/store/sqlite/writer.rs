@@ -37,11 +37,12 @@ pub struct Writer<S> {
 }
 
 impl<S: Send + 'static> Writer<S> {
-    pub fn start(conn: Connection, state: S) -> Result<Writer<S>, StoreError> {
+    /// Starts the writer thread; `after_commit` runs on it after each group (see `checkpoint`).
+    pub fn start(conn: Connection, state: S, after_commit: impl Fn(&Connection) + Send + 'static) -> Result<Writer<S>, StoreError> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || run(WriterContext { conn, state }, queue))
+            .spawn(move || run(WriterContext { conn, state }, queue, after_commit))
             .map_err(|e| StoreError::Backend(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer { jobs })
     }
@@ -73,7 +74,7 @@ fn stopped() -> StoreError {
     StoreError::Backend("the store's writer has stopped".into())
 }
 
-fn run<S>(mut context: WriterContext<S>, mut queue: mpsc::Receiver<Job<S>>) {
+fn run<S>(mut context: WriterContext<S>, mut queue: mpsc::Receiver<Job<S>>, after_commit: impl Fn(&Connection)) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     let mut answers = Vec::with_capacity(MAX_GROUP);
     while let Some(first) = queue.blocking_recv() {
@@ -91,6 +92,7 @@ fn run<S>(mut context: WriterContext<S>, mut queue: mpsc::Receiver<Job<S>>) {
         for answer in answers.drain(..) {
             answer(outcome.clone());
         }
+        after_commit(&context.conn);
     }
 }
 

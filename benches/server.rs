@@ -1,0 +1,335 @@
+//! `make bench-server`: purchases per second and their latency, against the real server binary on
+//! loopback (SQLite, `synchronous=FULL`: every purchase answered is on disk), with load from other
+//! processes: wrk (C, for closed loops, so that the load costs the server's two cores little) and this
+//! one (for paced runs). Bounded: about a minute, some 150 000 purchases.
+//!
+//! - `GET /healthz` in the same run, for scale: purchases/s ÷ healthz/s.
+//! - Closed loop (each player buys again as soon as answered, `benches/wrk/buy.lua`) at 50 and 500
+//!   players: the most the server sustains. Its latency is what that load queues up to: with 500
+//!   players always waiting on an answer, latency is 500 ÷ the rate, whatever the server.
+//! - Paced (open loop) at 500 players buying 5 000 tickets/s together: each purchase is scheduled,
+//!   and its latency counts from its scheduled time (so a slow answer also delays the next ones and is
+//!   charged to them, not hidden). Targets: ≥ 5 000 purchases/s, p99 < 25 ms.
+//! - The same paced run again while the server settles 20 000 tickets that fell due: target, less
+//!   than 10 ms added to the p99.
+//! - A player with 20 000 tickets buys as fast as a new one.
+
+#[path = "../tests/support/process.rs"]
+mod process;
+
+use process::{ServerProcess, vegas};
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+const PLAYERS: usize = 500;
+const TARGET_RATE: f64 = 5_000.0;
+const TARGET_P99: Duration = Duration::from_millis(25);
+const HEAVY_TICKETS: usize = 20_000;
+const RUN: Duration = Duration::from_secs(5);
+
+struct Run {
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+    errors: usize,
+}
+
+impl Run {
+    fn rate(&self) -> f64 {
+        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn percentile(&self, p: f64) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        sorted.get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1))).copied().unwrap_or_default()
+    }
+
+    fn line(&self) -> String {
+        let errors = if self.errors > 0 { format!("  ({} failed)", self.errors) } else { String::new() };
+        format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}{errors}", self.rate(), ms(self.percentile(0.50)), ms(self.percentile(0.99)))
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// CPU seconds used so far by a process (user + system), from /proc.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+struct Load {
+    http: Client,
+    base: String,
+}
+
+impl Load {
+    fn new(server: &ServerProcess) -> Load {
+        Load { http: Client::builder().pool_max_idle_per_host(1024).build().unwrap(), base: server.base() }
+    }
+
+    async fn guest(&self) -> String {
+        let body: Value = self.http.post(format!("{}/api/guest", self.base)).send().await.unwrap().json().await.unwrap();
+        body["token"].as_str().unwrap().to_owned()
+    }
+
+    async fn top_up(&self, token: &str, times: usize) {
+        for _ in 0..times {
+            let r = self.http.post(format!("{}/api/wallet/deposit", self.base)).bearer_auth(token).json(&serde_json::json!({"amount_cents": 10_000})).send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+        }
+    }
+
+    async fn buy(&self, token: &str, key: &str) -> Result<(), String> {
+        let r = self
+            .http
+            .post(format!("{}/api/tickets", self.base))
+            .bearer_auth(token)
+            .header("Idempotency-Key", key)
+            .json(&serde_json::json!({"mode": "jouez"}))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = r.status();
+        let body = r.bytes().await.map_err(|e| e.to_string())?;
+        if status == StatusCode::CREATED { Ok(()) } else { Err(format!("{status}: {}", String::from_utf8_lossy(&body))) }
+    }
+}
+
+/// Players together buy `rate` tickets a second, each on its own schedule; a latency counts from the
+/// purchase's scheduled time.
+async fn paced(load: &Arc<Load>, tokens: &[String], rate: f64, label: &str) -> Run {
+    let period = Duration::from_secs_f64(tokens.len() as f64 / rate);
+    let start = tokio::time::Instant::now() + Duration::from_millis(20);
+    let mut players = JoinSet::new();
+    for (p, token) in tokens.iter().enumerate() {
+        let (load, token, label) = (load.clone(), token.clone(), label.to_owned());
+        let mut next = start + period.mul_f64(p as f64 / tokens.len() as f64);
+        players.spawn(async move {
+            let (mut latencies, mut errors, mut n) = (Vec::new(), 0, 0);
+            while next < start + RUN {
+                tokio::time::sleep_until(next).await;
+                match load.buy(&token, &format!("{label}-{p}-{n}")).await {
+                    Ok(()) => latencies.push(next.elapsed()),
+                    Err(e) => errors += usize::from(report_first(errors, &e)),
+                }
+                next += period;
+                n += 1;
+            }
+            (latencies, errors)
+        });
+    }
+    gather(players, start.into_std()).await
+}
+
+fn report_first(errors_so_far: usize, error: &str) -> bool {
+    if errors_so_far == 0 {
+        eprintln!("    a purchase failed: {error}");
+    }
+    true
+}
+
+async fn gather(players: JoinSet<(Vec<Duration>, usize)>, start: Instant) -> Run {
+    let mut run = Run { elapsed: Duration::ZERO, latencies: Vec::new(), errors: 0 };
+    for (latencies, errors) in players.join_all().await {
+        run.latencies.extend(latencies);
+        run.errors += errors;
+    }
+    run.elapsed = start.elapsed();
+    run
+}
+
+/// What wrk measured: requests/s, p50 and p99, and the answers that were not 2xx.
+struct Wrk {
+    rate: f64,
+    p50: Duration,
+    p99: Duration,
+    failed: u64,
+}
+
+impl Wrk {
+    fn line(&self) -> String {
+        let failed = if self.failed > 0 { format!("  ({} failed)", self.failed) } else { String::new() };
+        format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}{failed}", self.rate, ms(self.p50), ms(self.p99))
+    }
+}
+
+/// Runs wrk (one thread) against the server and reads its report.
+fn wrk(base: &str, connections: usize, seconds: u64, script: Option<(&std::path::Path, &str)>) -> Wrk {
+    let mut command = std::process::Command::new("wrk");
+    command.args(["-t1", &format!("-c{connections}"), &format!("-d{seconds}s"), "--latency"]);
+    match script {
+        Some((tokens, prefix)) => {
+            let lua = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/wrk/buy.lua");
+            command.args(["-s", lua, base, "--"]).arg(tokens).arg(prefix);
+        }
+        None => _ = command.arg(format!("{base}/healthz")),
+    }
+    let output = command.output().expect("wrk is installed (make bench-server installs it)");
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "wrk failed: {report}{}", String::from_utf8_lossy(&output.stderr));
+    let field = |prefix: &str| report.lines().map(str::trim).find_map(|l| l.strip_prefix(prefix)).map(str::trim).unwrap_or("0");
+    let duration = |text: &str| {
+        let (number, unit) = text.split_at(text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len()));
+        let number: f64 = number.parse().unwrap_or(0.0);
+        Duration::from_secs_f64(number * match unit { "us" => 1e-6, "ms" => 1e-3, "s" => 1.0, "m" => 60.0, _ => 0.0 })
+    };
+    Wrk {
+        rate: field("Requests/sec:").parse().unwrap_or(0.0),
+        p50: duration(field("50%")),
+        p99: duration(field("99%")),
+        failed: field("Non-2xx or 3xx responses:").parse().unwrap_or(0),
+    }
+}
+
+/// Tickets of `player` not yet credited, read from the store's file.
+fn unsettled(data: &std::path::Path, player: &str) -> i64 {
+    let conn = rusqlite::Connection::open(data.join("vegas.sqlite3")).unwrap();
+    conn.query_row("SELECT COUNT(*) FROM tickets WHERE player_id = ?1 AND credited_at IS NULL", [player], |r| r.get(0)).unwrap()
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    vegas(data, &["emission", "create", "--blocks", "1"]);
+    let mut server = ServerProcess::start(data, &["--settle-after", "600"]);
+    // The load runs on one thread, so that the server has the rest of the machine.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let load = Arc::new(Load::new(&server));
+        println!("server load benchmark: `vegas serve` on loopback, SQLite with synchronous=FULL (every answered purchase is durable)");
+        println!("  setting up {PLAYERS} players and one with {HEAVY_TICKETS} tickets…");
+        let mut setup = JoinSet::new();
+        for p in 0..PLAYERS {
+            let load = load.clone();
+            setup.spawn(async move {
+                let token = load.guest().await;
+                load.top_up(&token, if p < 50 { 50 } else { 10 }).await;
+                (p, token)
+            });
+        }
+        let mut tokens = setup.join_all().await;
+        tokens.sort();
+        let tokens: Vec<String> = tokens.into_iter().map(|(_, token)| token).collect();
+        let heavy = load.guest().await;
+        let heavy_id: String = load.http.get(format!("{}/api/me", load.base)).bearer_auth(&heavy).send().await.unwrap().json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        load.top_up(&heavy, HEAVY_TICKETS * 3 / 100 + 10).await;
+        let mut buying = JoinSet::new();
+        for lane in 0..64 {
+            let (load, heavy) = (load.clone(), heavy.clone());
+            buying.spawn(async move {
+                for n in (lane..HEAVY_TICKETS).step_by(64) {
+                    load.buy(&heavy, &format!("heavy-{n}")).await.unwrap();
+                }
+            });
+        }
+        buying.join_all().await;
+
+        let pid = server.pid();
+        let token_file = |name: &str, tokens: &[String]| {
+            let path = data.join(name);
+            std::fs::write(&path, tokens.join("\n") + "\n").unwrap();
+            path
+        };
+        let (tokens50, tokens500) = (token_file("tokens-50.txt", &tokens[..50]), token_file("tokens-500.txt", &tokens));
+        let closed = |label: &str, connections: usize, script: Option<(&std::path::Path, &str)>| {
+            let cpu = cpu_seconds(pid);
+            let seconds = if script.is_some() { RUN.as_secs() } else { 3 };
+            let run = wrk(&server.base(), connections, seconds, script);
+            let cores = (cpu_seconds(pid) - cpu) / seconds as f64;
+            println!("  {label:<48} {}  server {cores:.2} cores", run.line());
+            run
+        };
+        let health = closed("GET /healthz, 50 connections (wrk)", 50, None);
+        let closed50 = closed("purchases, 50 players, closed loop (wrk)", 50, Some((&tokens50, "c50")));
+        let closed500 = closed("purchases, 500 players, closed loop (wrk)", 500, Some((&tokens500, "c500")));
+        let (cpu, own) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
+        let steady = paced(&load, &tokens, TARGET_RATE, "p1").await;
+        let cores = (cpu_seconds(pid) - cpu) / steady.elapsed.as_secs_f64();
+        let load_cores = (cpu_seconds(std::process::id()) - own) / steady.elapsed.as_secs_f64();
+        println!("  {:<48} {}  server {cores:.2} cores, load {load_cores:.2}", "purchases, 500 players paced at 5 000/s", steady.line());
+        println!(
+            "  purchases/s ÷ healthz/s: {:.1} % (50 players), {:.1} % (500 players)",
+            100.0 * closed50.rate / health.rate,
+            100.0 * closed500.rate / health.rate
+        );
+        let sustained = closed500.rate.max(steady.rate());
+        let met = sustained >= TARGET_RATE && steady.percentile(0.99) < TARGET_P99 && steady.errors == 0 && closed500.failed == 0;
+        println!("  target at 500 players, ≥ 5 000 durable purchases/s with p99 < 25 ms: {}", verdict(met));
+
+        // The heavy player's tickets fall due: the server finds them at its next start.
+        server.kill();
+        let conn = rusqlite::Connection::open(data.join("vegas.sqlite3")).unwrap();
+        conn.execute("UPDATE tickets SET sold_at = sold_at - 86400 WHERE player_id = ?1", [&heavy_id]).unwrap();
+        drop(conn);
+        let due = unsettled(data, &heavy_id);
+        server.restart();
+        let load = Arc::new(Load::new(&server));
+        let pid = server.pid();
+        let watch = {
+            let (data, heavy_id) = (data.to_owned(), heavy_id.clone());
+            let started = Instant::now();
+            tokio::task::spawn_blocking(move || {
+                while unsettled(&data, &heavy_id) > 0 && started.elapsed() < Duration::from_secs(30) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                started.elapsed()
+            })
+        };
+        let cpu = cpu_seconds(pid);
+        let settling = paced(&load, &tokens, TARGET_RATE, "p2").await;
+        let cores = (cpu_seconds(pid) - cpu) / settling.elapsed.as_secs_f64();
+        let settled_in = watch.await.unwrap();
+        println!("  {:<48} {}  server {cores:.2} cores", format!("same, settling {due} due tickets meanwhile"), settling.line());
+        let added = settling.percentile(0.99).saturating_sub(steady.percentile(0.99));
+        println!(
+            "  {due} tickets settled in {:.2} s; p99 added: {} (target < 10 ms: {})",
+            settled_in.as_secs_f64(),
+            ms(added),
+            verdict(added < Duration::from_millis(10) && unsettled(data, &heavy_id) == 0)
+        );
+
+        // One purchase at a time: the player with 20 000 tickets, then a new player.
+        let fresh = load.guest().await;
+        load.top_up(&fresh, 10).await;
+        let one_by_one = |token: String, label: &'static str| {
+            let load = load.clone();
+            async move {
+                let start = Instant::now();
+                let mut latencies = Vec::new();
+                for n in 0..300 {
+                    let sent = Instant::now();
+                    load.buy(&token, &format!("{label}-{n}")).await.unwrap();
+                    latencies.push(sent.elapsed());
+                }
+                Run { elapsed: start.elapsed(), latencies, errors: 0 }
+            }
+        };
+        let heavy_run = one_by_one(heavy.clone(), "seq-heavy").await;
+        let fresh_run = one_by_one(fresh, "seq-new").await;
+        println!("  {:<48} {}", format!("one at a time, a player with {HEAVY_TICKETS} tickets"), heavy_run.line());
+        println!("  {:<48} {}", "one at a time, a new player", fresh_run.line());
+        let ratio = heavy_run.percentile(0.5).as_secs_f64() / fresh_run.percentile(0.5).as_secs_f64();
+        println!("  p50 ratio, 20 000 tickets ÷ new: {ratio:.2} (as fast: {})", verdict(ratio < 1.25));
+    });
+    vegas(data, &["ledger", "check"]);
+    println!("  ledger check after the run: passed");
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-server.log");
+    if std::fs::copy(data.join("server.log"), log).is_ok() {
+        println!("  the server's log: {log}");
+    }
+}

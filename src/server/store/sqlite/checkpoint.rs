@@ -1,0 +1,68 @@
+//! Keeping the WAL small while writes never stop.
+//!
+//! The writer does not checkpoint as it commits (that would copy the WAL into the database and fsync
+//! it inside a write). A thread of its own copies the WAL back every [`EVERY`] (PASSIVE: it waits for
+//! no reader and no writer). Under a steady stream of writes that copy is always a few frames behind,
+//! and the WAL can only start again from its beginning once everything in it is copied; so when the WAL
+//! has grown past [`RESTART_FRAMES`], the thread asks the writer to copy what is left right after its
+//! next commit, when no write can land meanwhile. Just after the thread's own pass, that is only the
+//! last group or two, and the WAL starts again at the next write.
+
+use super::super::StoreError;
+use rusqlite::Connection;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const EVERY: Duration = Duration::from_millis(100);
+/// About 128 MiB with 1 KiB pages.
+const RESTART_FRAMES: i64 = 131_072;
+
+/// Stops the checkpointer thread when dropped.
+pub struct Checkpointer {
+    _stop: mpsc::Sender<()>,
+}
+
+/// The writer's side: a request to finish a checkpoint after its next commit.
+pub struct FinishRequest {
+    wanted: Arc<AtomicBool>,
+}
+
+impl FinishRequest {
+    /// Called by the writer after each commit: finishes the checkpoint if one was asked for.
+    pub fn after_commit(&self, conn: &Connection) {
+        if self.wanted.swap(false, Ordering::Relaxed)
+            && let Err(e) = passive(conn)
+        {
+            tracing::warn!(error = %e, "the writer's checkpoint failed; the next one will try again");
+        }
+    }
+}
+
+/// Copies what it can of the WAL into the database; returns the frames the WAL holds.
+fn passive(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
+}
+
+pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
+    let conn = Connection::open(path)?;
+    super::grow_in_chunks(&conn)?;
+    let (stop, stopped) = mpsc::channel::<()>();
+    let wanted = Arc::new(AtomicBool::new(false));
+    let ask = wanted.clone();
+    std::thread::Builder::new()
+        .name("sqlite-checkpoint".into())
+        .spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
+                match passive(&conn) {
+                    Ok(frames) if frames > RESTART_FRAMES => ask.store(true, Ordering::Relaxed),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "checkpoint failed; the next one will try again"),
+                }
+            }
+        })
+        .map_err(|e| StoreError::Backend(format!("cannot start the checkpointer: {e}")))?;
+    Ok((Checkpointer { _stop: stop }, FinishRequest { wanted }))
+}
