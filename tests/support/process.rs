@@ -1,4 +1,6 @@
 //! The real `vegas` binary as a child process, for the crash test and the load benchmark.
+// Shared by the crash test and the load benchmark; each uses part of it.
+#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
