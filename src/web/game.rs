@@ -10,6 +10,8 @@ use crate::rules::{Surface, Zone};
 use super::api::{self, ApiFailure, TicketView};
 use super::scratch_zone;
 use super::ticket::TicketCard;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -38,6 +40,8 @@ pub struct Model {
     message: String,
     error: Option<String>,
     history: Vec<TicketView>,
+    /// A purchase the server has not answered yet: the player may only retry it.
+    pending_purchase: Option<Mode>,
 }
 
 pub enum Msg {
@@ -52,6 +56,7 @@ pub enum Msg {
     Fail(String),
     /// The server has caught up: an earlier network error no longer stands.
     Synced,
+    Pending(Option<Mode>),
 }
 
 impl Reducible for Model {
@@ -96,6 +101,7 @@ impl Reducible for Model {
                 m.busy = false;
             }
             Msg::Synced => m.error = None,
+            Msg::Pending(mode) => m.pending_purchase = mode,
         }
         Rc::new(m)
     }
@@ -124,8 +130,9 @@ async fn refresh_history(dispatch: &Dispatch) {
     }
 }
 
-/// Signs in (as a guest on first visit), loads the keys and history, and resumes an unfinished ticket.
-async fn start_session(dispatch: Dispatch) {
+/// Signs in (as a guest on first visit), loads the keys and history, then sends again a purchase left
+/// unanswered before a reload, or else resumes an unfinished ticket.
+async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
     let me = match api::me().await {
         Err(e) if e.status == 401 => api::guest().await,
         other => other,
@@ -135,6 +142,10 @@ async fn start_session(dispatch: Dispatch) {
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
     dispatch.dispatch(Msg::Ready { balance: me.balance_cents, jwks: jwks.clone() });
+    if let Some(purchase) = PendingPurchase::stored() {
+        purchase.begin(&dispatch, &pending);
+        return purchase_until_answered(dispatch, purchase, pending, Rc::new(jwks)).await;
+    }
     let Ok(history) = api::history().await else { return };
     dispatch.dispatch(Msg::History(history.clone()));
     if let Some(unfinished) = history.iter().find(|t| t.state != TicketState::Finished) {
@@ -157,20 +168,98 @@ async fn resume(dispatch: Dispatch, view: TicketView, jwks: Jwks) {
     }
 }
 
-async fn buy(dispatch: Dispatch, mode: Mode, jwks: Rc<Jwks>) {
-    dispatch.dispatch(Msg::Busy(true));
+/// A purchase until the server answers it. Its Idempotency-Key is kept (in memory, and in local
+/// storage so that a reload sends it again) and every retry sends the same one: however often it is
+/// sent, the server sells one ticket for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct PendingPurchase {
+    key: String,
+    mode: Mode,
+}
+
+/// The purchase in flight, if any. Set in the click handler itself, before any re-render, so that a
+/// double click starts one purchase.
+type PendingSlot = Rc<RefCell<Option<PendingPurchase>>>;
+
+impl PendingPurchase {
+    const STORAGE_KEY: &'static str = "vegas.pending-purchase";
+
+    fn new(mode: Mode) -> PendingPurchase {
+        let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| js_sys::Date::now().to_string());
+        PendingPurchase { key, mode }
+    }
+
+    fn storage() -> Option<web_sys::Storage> {
+        web_sys::window()?.local_storage().ok()?
+    }
+
+    fn stored() -> Option<PendingPurchase> {
+        serde_json::from_str(&Self::storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
+    }
+
+    fn store(&self) {
+        if let (Some(storage), Ok(json)) = (Self::storage(), serde_json::to_string(self)) {
+            let _ = storage.set_item(Self::STORAGE_KEY, &json);
+        }
+    }
+
+    /// Marks the purchase as in flight and disables the buy buttons, before anything is sent.
+    fn begin(&self, dispatch: &Dispatch, pending: &PendingSlot) {
+        self.store();
+        *pending.borrow_mut() = Some(self.clone());
+        dispatch.dispatch(Msg::Pending(Some(self.mode)));
+        dispatch.dispatch(Msg::Busy(true));
+    }
+
+    /// The server answered: this purchase is over, whatever the answer.
+    fn end(dispatch: &Dispatch, pending: &PendingSlot) {
+        *pending.borrow_mut() = None;
+        if let Some(storage) = Self::storage() {
+            let _ = storage.remove_item(Self::STORAGE_KEY);
+        }
+        dispatch.dispatch(Msg::Pending(None));
+    }
+}
+
+/// Automatic retries of an unanswered purchase before the player is asked: about 30 s in all.
+const PURCHASE_RETRIES: u32 = 7;
+
+/// A failure after which the same purchase may be sent again: the network, or a fault of the server's
+/// (which never acknowledges what it has not recorded).
+fn worth_retrying(e: &ApiFailure) -> bool {
+    e.status == 0 || e.status >= 500
+}
+
+async fn purchase_until_answered(dispatch: Dispatch, purchase: PendingPurchase, pending: PendingSlot, jwks: Rc<Jwks>) {
     dispatch.dispatch(Msg::Say("Achat du ticket…".into()));
-    let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| js_sys::Date::now().to_string());
-    let bought = match api::buy(mode.as_str(), &key).await {
-        Ok(b) => b,
-        Err(e) => return fail(&dispatch, e),
+    let mut delay_ms = 500;
+    let mut attempt = 0;
+    let bought = loop {
+        match api::buy(purchase.mode.as_str(), &purchase.key).await {
+            Ok(bought) => break bought,
+            Err(e) if worth_retrying(&e) && attempt < PURCHASE_RETRIES => {
+                attempt += 1;
+                dispatch.dispatch(Msg::Say("Connexion perdue — nouvel essai…".into()));
+                gloo_timers::future::TimeoutFuture::new(delay_ms).await;
+                delay_ms = (delay_ms * 2).min(8_000);
+            }
+            Err(e) => {
+                if !worth_retrying(&e) {
+                    PendingPurchase::end(&dispatch, &pending);
+                }
+                return fail(&dispatch, e);
+            }
+        }
     };
+    PendingPurchase::end(&dispatch, &pending);
+    dispatch.dispatch(Msg::Synced);
     dispatch.dispatch(Msg::Balance(bought.balance_cents));
     match open_ticket(&bought.ticket, &jwks) {
         Ok(game) => {
+            let auto = game.mode == Mode::Auto && !game.completed;
             dispatch.dispatch(Msg::Open(Box::new(game.clone())));
             dispatch.dispatch(Msg::Busy(false));
-            if mode == Mode::Auto {
+            if auto {
                 run_auto(dispatch.clone(), game).await;
             }
         }
@@ -229,18 +318,25 @@ fn french_time(unix: i64) -> String {
 pub fn app() -> Html {
     let model = use_reducer(Model::default);
     let dispatch = model.dispatcher();
+    let pending: PendingSlot = use_mut_ref(|| None);
 
     {
-        let dispatch = dispatch.clone();
-        use_effect_with((), move |_| yew::platform::spawn_local(start_session(dispatch)));
+        let (dispatch, pending) = (dispatch.clone(), pending.clone());
+        use_effect_with((), move |_| yew::platform::spawn_local(start_session(dispatch, pending)));
     }
 
-    let on_buy = |mode: Mode| {
-        let (dispatch, jwks) = (dispatch.clone(), model.jwks.clone());
+    // Buys with `mode`, or, with `None`, sends again the purchase left unanswered.
+    let purchase = |mode: Option<Mode>| {
+        let (dispatch, jwks, pending) = (dispatch.clone(), model.jwks.clone(), pending.clone());
         Callback::from(move |_: MouseEvent| {
-            if let Some(jwks) = jwks.clone() {
-                yew::platform::spawn_local(buy(dispatch.clone(), mode, jwks));
-            }
+            let Some(jwks) = jwks.clone() else { return };
+            let purchase = match (mode, pending.borrow().clone()) {
+                (Some(mode), None) => PendingPurchase::new(mode),
+                (None, Some(unanswered)) => unanswered,
+                _ => return,
+            };
+            purchase.begin(&dispatch, &pending);
+            yew::platform::spawn_local(purchase_until_answered(dispatch.clone(), purchase, pending.clone(), jwks));
         })
     };
     let on_choose = {
@@ -288,7 +384,7 @@ pub fn app() -> Html {
     };
 
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
-    let can_buy = model.jwks.is_some() && !model.busy && !playing;
+    let can_buy = model.jwks.is_some() && !model.busy && !playing && model.pending_purchase.is_none();
     let balance = model.balance.map_or_else(|| "—".to_owned(), format_signed_cents);
     let result = model.game.as_ref().filter(|g| g.completed).map(|g| {
         let won = !g.outcome.lot.is_zero();
@@ -312,12 +408,17 @@ pub fn app() -> Html {
             </header>
             <main>
                 <div class="controls">
-                    <button class="play jouez" data-testid="play-jouez" disabled={!can_buy} onclick={on_buy(Mode::Jouez)}>
+                    <button class="play jouez" data-testid="play-jouez" disabled={!can_buy} onclick={purchase(Some(Mode::Jouez))}>
                         { "Jouez" }<small>{ "3,00 € — vous grattez" }</small>
                     </button>
-                    <button class="play auto" data-testid="play-auto" disabled={!can_buy} onclick={on_buy(Mode::Auto)}>
+                    <button class="play auto" data-testid="play-auto" disabled={!can_buy} onclick={purchase(Some(Mode::Auto))}>
                         { "Auto" }<small>{ "3,00 € — tout se découvre" }</small>
                     </button>
+                    if model.pending_purchase.is_some() && !model.busy {
+                        <button class="play retry" data-testid="retry-purchase" onclick={purchase(None)}>
+                            { "Réessayer l'achat" }<small>{ "le même ticket, jamais deux fois" }</small>
+                        </button>
+                    }
                 </div>
                 <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
                 { for model.error.clone().map(|e| html! { <p class="error" role="alert" data-testid="error">{ e }</p> }) }

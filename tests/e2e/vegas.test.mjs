@@ -144,6 +144,65 @@ test('a reveal lost to the network is caught up by the next one', async () => {
   await context.close();
 });
 
+/** Records the Idempotency-Key of every purchase; `answer(n, route)` decides the fate of the n-th. */
+async function watchPurchases(page, answer = (n, route) => route.continue()) {
+  const keys = [];
+  await page.route('**/api/tickets', route => {
+    if (route.request().method() !== 'POST') return route.continue();
+    keys.push(route.request().headers()['idempotency-key']);
+    return answer(keys.length, route);
+  });
+  return keys;
+}
+
+const ticketCount = page => page.evaluate(async () => (await (await fetch('/api/tickets?limit=100')).json()).length);
+
+test('a purchase whose answer is lost is sent again with the same key and buys once', async () => {
+  const { page, context } = await newPlayer();
+  const start = await balanceCents(page);
+  // The first request reaches the server, which sells the ticket; its answer never comes back.
+  const keys = await watchPurchases(page, async (n, route) => {
+    if (n > 1) return route.continue();
+    await route.fetch();
+    return route.abort('internetdisconnected');
+  });
+  await page.click('[data-testid=play-auto]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=message]')?.textContent.includes('Connexion perdue — nouvel essai'));
+  assert.ok(await page.locator('[data-testid=play-jouez]').isDisabled(), 'no second purchase meanwhile');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  assert.equal(keys.length, 2);
+  assert.equal(keys[1], keys[0], 'the retry is the same purchase');
+  assert.equal(await ticketCount(page), 1);
+  assert.equal(await balanceCents(page), start - 300 + (await lastTicket(page)).win_cents, 'one stake');
+  await context.close();
+});
+
+test('a double click buys one ticket', async () => {
+  const { page, context } = await newPlayer();
+  const start = await balanceCents(page);
+  const keys = await watchPurchases(page);
+  await page.dblclick('[data-testid=play-jouez]');
+  await page.waitForSelector('[data-testid=choose-poker]');
+  await page.waitForTimeout(300);
+  assert.equal(keys.length, 1, 'one request');
+  assert.equal(await ticketCount(page), 1);
+  assert.equal(await balanceCents(page), start - 300);
+  await context.close();
+});
+
+test('a purchase still unanswered at a reload is sent again, with its key, after it', async () => {
+  const { page, context } = await newPlayer();
+  const keys = await watchPurchases(page, (n, route) => (n <= 2 ? route.abort('internetdisconnected') : route.continue()));
+  await page.click('[data-testid=play-jouez]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=message]')?.textContent.includes('Connexion perdue'));
+  await page.reload();
+  await page.waitForSelector('[data-testid=choose-poker]');
+  assert.ok(keys.length >= 3, `${keys.length} requests`);
+  assert.ok(keys.every(k => k === keys[0]), 'one key from the click to the answer, across the reload');
+  assert.equal(await ticketCount(page), 1);
+  await context.close();
+});
+
 test('a tampered payload is refused and nothing is drawn', async () => {
   const { page, context } = await newPlayer();
   await page.route('**/api/tickets', async route => {
