@@ -5,7 +5,7 @@ SHELL := /bin/bash
 E2E := tests/e2e
 export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test tools dist bench bench-block bench-server bench-web preview update-baselines
+.PHONY: run test test-suites tools dist bench bench-block bench-server bench-web preview update-baselines
 
 tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -13,6 +13,7 @@ tools:
 	@wasm-bindgen --version 2>/dev/null | grep -q 0.2.130 || cargo install wasm-bindgen-cli --version 0.2.130
 	@[ -x $(E2E)/node_modules/.bin/wasm-opt ] || (cd $(E2E) && npm ci --no-audit --no-fund)
 	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || (apt-get update && apt-get install -y chromium chromium-driver)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
 
 dist: tools
 	cargo fetch --locked
@@ -21,8 +22,12 @@ dist: tools
 run: dist
 	cargo run --release --locked -- serve
 
+# Every test, with a throw-away PostgreSQL cluster up for their length (tests/pg/cluster.sh).
 test: dist
-	cargo test --locked
+	tests/pg/cluster.sh run -- $(MAKE) --no-print-directory test-suites
+
+test-suites:
+	VEGAS_REQUIRE_POSTGRES=1 cargo test --locked
 	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --test web
 	cargo build --release --locked
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs

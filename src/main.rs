@@ -8,15 +8,21 @@ mod cli {
     use std::path::PathBuf;
     use std::time::Duration;
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
-    use vegas::server::store::{Store, ledger};
-    use vegas::server::{AppState, Config, blocks, open_store};
+    use vegas::server::store::ledger;
+    use vegas::server::{AppState, Config, Database, blocks, now, printer};
 
     #[derive(Parser)]
     #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
     struct Cli {
-        /// Where the store (SQLite) and the signing key live.
+        /// Where the embedded store (SQLite) lives, unless --database names a PostgreSQL one.
         #[arg(long, env = "VEGAS_DATA", default_value = "data", global = true)]
         data: PathBuf,
+        /// A PostgreSQL store (postgres://user@host:port/database) shared by several instances.
+        #[arg(long, env = "VEGAS_DATABASE", global = true)]
+        database: Option<String>,
+        /// PostgreSQL connections per instance.
+        #[arg(long, env = "VEGAS_DB_CONNECTIONS", default_value_t = 32, global = true)]
+        connections: usize,
         #[command(subcommand)]
         command: Command,
     }
@@ -52,6 +58,22 @@ mod cli {
             #[command(subcommand)]
             command: LedgerCommand,
         },
+        /// Bring the store's schema to this version (`serve` does it too when it starts).
+        Migrate,
+        /// The keys tickets are signed with.
+        Keys {
+            #[command(subcommand)]
+            command: KeysCommand,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum KeysCommand {
+        /// Add a new signing key. Every instance lists it within a minute and signs with it after;
+        /// tickets signed with the previous keys still verify.
+        Rotate,
+        /// Every key, oldest first.
+        List,
     }
 
     #[derive(Subcommand)]
@@ -93,12 +115,15 @@ mod cli {
     }
 
     async fn execute(cli: Cli) -> Result<(), String> {
+        let database = Database::choose(cli.database, cli.data, cli.connections);
         match cli.command {
             Command::Serve { addr, dist, demo, settle_after } => {
-                let config = Config { data_dir: cli.data, dist_dir: dist, demo, settle_after: Duration::from_secs(settle_after) };
-                let state = AppState::open(config)?;
-                if demo && state.store.blocks().await.map_err(|e| e.to_string())?.is_empty() {
-                    // A first local launch must be playable at once.
+                let embedded = matches!(database, Database::Sqlite(_));
+                let config = Config { database, dist_dir: dist, demo, settle_after: Duration::from_secs(settle_after) };
+                let state = AppState::open(config).await?;
+                // A first local launch must be playable at once. Several instances sharing a database
+                // never make emissions by themselves: the operator does (`vegas emission create`).
+                if demo && embedded && state.store.blocks().await.map_err(|e| e.to_string())?.is_empty() {
                     tracing::info!("no block yet: making a first emission of one block");
                     blocks::create_emission(&*state.store, DEFAULT_DESIGN_TOML, 1).await?;
                 }
@@ -109,20 +134,20 @@ mod cli {
                     Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
                     None => DEFAULT_DESIGN_TOML.to_owned(),
                 };
-                let emission = blocks::create_emission(&open_store(&cli.data)?, &text, n).await?;
+                let emission = blocks::create_emission(&*database.open().await?, &text, n).await?;
                 println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::List } => {
                 println!("{:>8} {:>5} {:>9} {:>6}  root", "emission", "block", "sold", "state");
-                for b in open_store(&cli.data)?.blocks().await.map_err(|e| e.to_string())? {
+                for b in database.open().await?.blocks().await.map_err(|e| e.to_string())? {
                     let state = if b.closed_at.is_some() { "closed" } else { "open" };
                     println!("{:>8} {:>5} {:>9} {:>6}  {}", b.emission, b.block, b.sold, state, vegas::block::hex(&b.root));
                 }
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::Audit { emission, block } } => {
-                let report = blocks::audit_stored(&open_store(&cli.data)?, emission, block).await?;
+                let report = blocks::audit_stored(&*database.open().await?, emission, block).await?;
                 println!("block E{emission}-B{block}: {} tickets, audit passed", report.tickets);
                 for (lot, count) in report.counts.iter().rev() {
                     println!("  {count:>9} × {lot}");
@@ -132,7 +157,7 @@ mod cli {
                 Ok(())
             }
             Command::Ledger { command: LedgerCommand::Check } => {
-                let facts = open_store(&cli.data)?.ledger_facts().await.map_err(|e| e.to_string())?;
+                let facts = database.open().await?.ledger_facts().await.map_err(|e| e.to_string())?;
                 match ledger::check(facts) {
                     Ok(report) => {
                         print!("{report}");
@@ -140,6 +165,28 @@ mod cli {
                     }
                     Err(problems) => Err(format!("ledger check failed:\n  {}", problems.join("\n  "))),
                 }
+            }
+            Command::Migrate => {
+                database.open().await?;
+                println!("the store's schema is up to date");
+                Ok(())
+            }
+            Command::Keys { command } => {
+                let store = database.open().await?;
+                if let KeysCommand::Rotate = command {
+                    let key = printer::new_signing_key(now());
+                    println!(
+                        "added signing key {}: listed by every instance within {} s, signing after {} s",
+                        key.kid,
+                        printer::KEY_REFRESH.as_secs(),
+                        printer::KEY_ACTIVATION.as_secs()
+                    );
+                    store.add_signing_key(key).await.map_err(|e| e.to_string())?;
+                }
+                for key in store.signing_keys().await.map_err(|e| e.to_string())? {
+                    println!("{}  created {}", key.kid, key.created_at);
+                }
+                Ok(())
             }
         }
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use vegas::payload::{Jwks, verify};
 use vegas::rules::prize_table::BLOCK_SIZE;
 use vegas::server::store::{Store, ledger};
-use vegas::server::{AppState, Config, blocks, open_store};
+use vegas::server::{AppState, Config, Database, blocks, open_store};
 
 /// A store with an emission of two blocks, made once and copied for each test.
 fn template() -> &'static Path {
@@ -44,8 +44,8 @@ struct Server {
 async fn server(settle_after: Duration) -> Server {
     let data = tempfile::tempdir().unwrap();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
-    let config = Config { data_dir: data.path().into(), dist_dir: data.path().join("dist"), demo: true, settle_after };
-    let state = AppState::open(config).unwrap();
+    let config = Config { database: Database::Sqlite(data.path().into()), dist_dir: data.path().join("dist"), demo: true, settle_after };
+    let state = AppState::open(config).await.unwrap();
     let store = state.store.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -345,9 +345,6 @@ async fn serves_health_keys_and_security_headers() {
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
     let jwks = s.jwks().await;
     assert_eq!(jwks.keys.len(), 1);
-    let key = std::fs::metadata(s.data.path().join("signing-key.ed25519")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(key.permissions().mode() & 0o777, 0o600);
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use vegas::play::{Mode, RevealError};
 use vegas::rules::prize_table::TICKET_PRICE;
 use vegas::rules::{Surface, Zone};
 use vegas::server::store::ledger::{self, LedgerReport};
+use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::sqlite::SqliteStore;
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, SaleRequest, Store, StoreError};
 
@@ -21,21 +22,44 @@ struct Backend {
 }
 
 impl Backend {
-    async fn sqlite() -> Backend {
+    async fn sqlite() -> Option<Backend> {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("vegas.sqlite3")).unwrap();
-        Backend { store: Arc::new(store), _guard: Box::new(dir) }
+        Some(Backend { store: Arc::new(store), _guard: Box::new(dir) })
+    }
+
+    /// A database of its own on the PostgreSQL server of `VEGAS_TEST_DATABASE` (`make test` starts
+    /// one and sets it, with `VEGAS_REQUIRE_POSTGRES`; a plain `cargo test` without it skips these).
+    async fn postgres() -> Option<Backend> {
+        let Ok(url) = std::env::var("VEGAS_TEST_DATABASE") else {
+            assert!(std::env::var_os("VEGAS_REQUIRE_POSTGRES").is_none(), "VEGAS_TEST_DATABASE is not set");
+            eprintln!("skipped: no PostgreSQL (VEGAS_TEST_DATABASE)");
+            return None;
+        };
+        let name = format!("conformance_{}", vegas::block::hex(&rand::random::<[u8; 8]>()));
+        let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+        let own = format!("{}/{name}", url.rsplit_once('/').unwrap().0);
+        let store = PostgresStore::connect(&own, 32).await.unwrap();
+        Some(Backend { store: Arc::new(store), _guard: Box::new(admin) })
     }
 }
 
 /// Runs each scenario against each backend.
 macro_rules! conformance {
     ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
+        conformance!(@backend sqlite; $($scenario),*);
+        conformance!(@backend postgres; $($scenario),*);
+    };
+    (@backend $backend:ident; $($scenario:ident),*) => {
+        mod $backend {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $scenario() {
-                    super::$scenario(super::Backend::sqlite().await.store).await
+                    if let Some(backend) = super::Backend::$backend().await {
+                        super::$scenario(backend.store).await
+                    }
                 }
             )*
         }

@@ -3,7 +3,7 @@
 //! stored only as its SHA-256. Passwords are kept as argon2id hashes.
 
 use super::error::{ApiError, ApiJson};
-use super::store::{Credit, Funding, NewPlayer};
+use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
 use super::{AppState, now, os_random};
 use crate::api::Me;
 use crate::money::Cents;
@@ -35,27 +35,17 @@ fn token_hash(token: &str) -> String {
     crate::block::hex(&Sha256::digest(token.as_bytes()))
 }
 
-/// The Ed25519 signing key: created on first start in the data directory, readable by its owner only.
-pub fn load_or_create_key(data_dir: &Path) -> Result<TicketSigner, String> {
+/// The signing key a data directory kept in a file before keys lived in the store, if any.
+pub fn key_file(data_dir: &Path) -> Result<Option<SigningKeyRecord>, String> {
     let path = data_dir.join("signing-key.ed25519");
-    let secret: [u8; 32] = match std::fs::read(&path) {
-        Ok(bytes) => bytes.try_into().map_err(|_| format!("{} is not a 32-byte Ed25519 secret", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let secret = os_random::<32>();
-            write_private(&path, &secret).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            secret
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let secret: [u8; 32] = bytes.try_into().map_err(|_| format!("{} is not a 32-byte Ed25519 secret", path.display()))?;
+            Ok(Some(SigningKeyRecord { kid: TicketSigner::from_secret(secret).kid().to_owned(), secret, created_at: 0 }))
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    Ok(TicketSigner::from_secret(secret))
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
 }
 
 /// The signed-in player, from the bearer token or the session cookie.

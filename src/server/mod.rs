@@ -37,9 +37,38 @@ use tower_http::trace::TraceLayer;
 /// Largest request body accepted: the largest legitimate request (a reveal list) is far below it.
 pub const BODY_LIMIT: usize = 16 * 1024;
 
+/// Where the store is.
+#[derive(Debug, Clone)]
+pub enum Database {
+    /// Embedded SQLite in this data directory (created if need be): one server instance.
+    Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://user@host/db`): as many instances as needed, with a pool of this
+    /// many connections each.
+    Postgres { url: String, connections: usize },
+}
+
+impl Database {
+    /// `postgres://…` (or `postgresql://…`) if given, else SQLite in `data_dir`.
+    pub fn choose(url: Option<String>, data_dir: PathBuf, connections: usize) -> Database {
+        match url {
+            Some(url) => Database::Postgres { url, connections },
+            None => Database::Sqlite(data_dir),
+        }
+    }
+
+    pub async fn open(&self) -> Result<Arc<dyn Store>, String> {
+        match self {
+            Database::Sqlite(data_dir) => Ok(Arc::new(open_store(data_dir)?)),
+            Database::Postgres { url, connections } => Ok(Arc::new(
+                store::postgres::PostgresStore::connect(url, *connections).await.map_err(|e| format!("cannot open the store: {e}"))?,
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub data_dir: PathBuf,
+    pub database: Database,
     /// The built web app (Trunk's `dist/`), served beside the API.
     pub dist_dir: PathBuf,
     /// Guests may play with demo money, and players may top up with demo money.
@@ -64,10 +93,15 @@ pub fn open_store(data_dir: &std::path::Path) -> Result<SqliteStore, String> {
 }
 
 impl AppState {
-    pub fn open(config: Config) -> Result<AppState, String> {
-        let store = open_store(&config.data_dir)?;
-        let signer = auth::load_or_create_key(&config.data_dir)?;
-        Ok(AppState { config: Arc::new(config), store: Arc::new(store), printer: Arc::new(Printer::new(signer)) })
+    pub async fn open(config: Config) -> Result<AppState, String> {
+        let store = config.database.open().await?;
+        // A data directory from before keys lived in the store brings its key along.
+        let first_key = match &config.database {
+            Database::Sqlite(data_dir) => auth::key_file(data_dir)?,
+            Database::Postgres { .. } => None,
+        };
+        let printer = Printer::load(&*store, first_key, now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
+        Ok(AppState { config: Arc::new(config), store, printer: Arc::new(printer) })
     }
 }
 
@@ -147,9 +181,21 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
     let settler = tokio::spawn(tickets::settle_due_forever(state.clone()));
+    let keys = tokio::spawn(refresh_keys_forever(state.clone()));
     let result = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string());
     settler.abort();
+    keys.abort();
     result
+}
+
+/// Re-reads the signing keys now and then: a key rotated elsewhere is listed, then used.
+async fn refresh_keys_forever(state: AppState) {
+    loop {
+        tokio::time::sleep(printer::KEY_REFRESH).await;
+        if let Err(e) = state.printer.refresh_keys(&*state.store, now()).await {
+            tracing::error!(error = %e, "re-reading the signing keys failed");
+        }
+    }
 }
 
 async fn shutdown_signal() {

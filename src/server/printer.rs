@@ -4,14 +4,52 @@
 //! but the facts is stored, and any ticket can be reprinted for an audit.
 //!
 //! Each block's seed and design are read from the store once and kept.
+//!
+//! Keys: the store holds every signing key, so every instance signs with the same ones. The JWKS lists
+//! them all. A new key (`vegas keys rotate`) is listed at once but signs only once it is
+//! [`KEY_ACTIVATION`] old: by then every instance has re-read the keys ([`KEY_REFRESH`]) and lists it,
+//! so a ticket it signs verifies against any instance's JWKS.
 
 use super::error::ApiError;
-use super::store::{Store, TicketRecord};
+use super::store::{SigningKeyRecord, Store, StoreError, TicketRecord};
 use crate::block::{Hash, Seed, compose_ticket};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, TicketClaims, TicketSigner};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// How often each instance re-reads the signing keys.
+pub const KEY_REFRESH: Duration = Duration::from_secs(15);
+/// How old a key must be before it signs: several refreshes, so that every instance lists it first.
+pub const KEY_ACTIVATION: Duration = Duration::from_secs(60);
+
+/// The key that signs, and every key that verifies.
+struct Keyring {
+    signer: Arc<TicketSigner>,
+    jwks: Jwks,
+}
+
+impl Keyring {
+    /// Signs with the newest key old enough to be listed everywhere, or, if none is yet, the oldest.
+    fn of(keys: &[SigningKeyRecord], now: i64) -> Result<Keyring, StoreError> {
+        let active = now - KEY_ACTIVATION.as_secs() as i64;
+        let signing = keys
+            .iter()
+            .filter(|k| k.created_at <= active)
+            .max_by_key(|k| (k.created_at, &k.kid))
+            .or_else(|| keys.iter().min_by_key(|k| (k.created_at, &k.kid)))
+            .ok_or_else(|| StoreError::Backend("the store holds no signing key".into()))?;
+        let signers: Vec<TicketSigner> = keys.iter().map(|k| TicketSigner::from_secret(k.secret)).collect();
+        Ok(Keyring { signer: Arc::new(TicketSigner::from_secret(signing.secret)), jwks: Jwks { keys: signers.iter().map(TicketSigner::jwk).collect() } })
+    }
+}
+
+/// A new signing key for the store, from the operating system's randomness.
+pub fn new_signing_key(now: i64) -> SigningKeyRecord {
+    let secret = super::os_random::<32>();
+    SigningKeyRecord { kid: TicketSigner::from_secret(secret).kid().to_owned(), secret, created_at: now }
+}
 
 struct Press {
     seed: Seed,
@@ -19,18 +57,30 @@ struct Press {
 }
 
 pub struct Printer {
-    signer: TicketSigner,
+    keys: RwLock<Keyring>,
     presses: RwLock<HashMap<(u32, u32), Arc<Press>>>,
     designs: RwLock<HashMap<Hash, Arc<Design>>>,
 }
 
 impl Printer {
-    pub fn new(signer: TicketSigner) -> Printer {
-        Printer { signer, presses: RwLock::default(), designs: RwLock::default() }
+    /// Reads the store's signing keys, first adding one if it holds none: `first_key`, or a new one.
+    pub async fn load(store: &dyn Store, first_key: Option<SigningKeyRecord>, now: i64) -> Result<Printer, StoreError> {
+        if store.signing_keys().await?.is_empty() {
+            store.add_signing_key(first_key.unwrap_or_else(|| new_signing_key(now))).await?;
+        }
+        let keys = Keyring::of(&store.signing_keys().await?, now)?;
+        Ok(Printer { keys: RwLock::new(keys), presses: RwLock::default(), designs: RwLock::default() })
+    }
+
+    /// Re-reads the signing keys (a rotation made by another instance or the CLI).
+    pub async fn refresh_keys(&self, store: &dyn Store, now: i64) -> Result<(), StoreError> {
+        let keys = Keyring::of(&store.signing_keys().await?, now)?;
+        *write(&self.keys) = keys;
+        Ok(())
     }
 
     pub fn jwks(&self) -> Jwks {
-        self.signer.jwks()
+        read(&self.keys).jwks.clone()
     }
 
     /// The signed payload of a sold ticket.
@@ -47,7 +97,8 @@ impl Printer {
             zones,
             lot_cents: ticket.lot,
         };
-        Ok(self.signer.sign(&claims))
+        let signer = read(&self.keys).signer.clone();
+        Ok(signer.sign(&claims))
     }
 
     async fn press(&self, store: &dyn Store, emission: u32, block: u32) -> Result<Arc<Press>, ApiError> {
@@ -80,4 +131,24 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_key_signs_only_once_every_instance_lists_it() {
+        let (old, new) = (new_signing_key(1_000), new_signing_key(5_000));
+        let kid = |ring: &Keyring| ring.signer.kid().to_owned();
+        let both = [old.clone(), new.clone()];
+        let before = Keyring::of(&both, 5_000 + KEY_ACTIVATION.as_secs() as i64 - 1).unwrap();
+        assert_eq!(kid(&before), old.kid, "the new key is listed but does not sign yet");
+        assert_eq!(before.jwks.keys.len(), 2);
+        let after = Keyring::of(&both, 5_000 + KEY_ACTIVATION.as_secs() as i64).unwrap();
+        assert_eq!(kid(&after), new.kid);
+        let first = Keyring::of(&[new.clone()], 5_000).unwrap();
+        assert_eq!(kid(&first), new.kid, "a first key signs at once");
+        assert!(Keyring::of(&[], 0).is_err());
+    }
 }

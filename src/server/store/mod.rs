@@ -16,9 +16,11 @@
 //! Money moves as double-entry [`ledger`] transfers between accounts whose balances are stored and
 //! updated with their transfers.
 //!
-//! Implementations: [`sqlite`] (embedded, one writer thread with group commit, a pool of readers).
+//! Implementations: [`sqlite`] (embedded, one writer thread with group commit, a pool of readers) and
+//! [`postgres`] (several server instances on one database).
 
 pub mod ledger;
+pub mod postgres;
 pub mod sqlite;
 
 use crate::block::{Hash, LotCode, Seed};
@@ -169,6 +171,20 @@ pub struct NewBlock {
     pub now: i64,
 }
 
+/// A key tickets are signed with (Ed25519), with its RFC 7638 key id.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SigningKeyRecord {
+    pub kid: String,
+    pub secret: [u8; 32],
+    pub created_at: i64,
+}
+
+impl std::fmt::Debug for SigningKeyRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKeyRecord").field("kid", &self.kid).field("created_at", &self.created_at).finish_non_exhaustive()
+    }
+}
+
 /// Everything the server persists. See the module documentation for the concurrency contract.
 #[async_trait]
 pub trait Store: Send + Sync {
@@ -213,4 +229,9 @@ pub trait Store: Send + Sync {
 
     /// What `vegas ledger check` verifies, read in one consistent snapshot.
     async fn ledger_facts(&self) -> Result<ledger::LedgerFacts, StoreError>;
+
+    /// Every signing key, oldest first.
+    async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError>;
+    /// Adds a signing key (a key already there is left as it is).
+    async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError>;
 }

@@ -8,8 +8,8 @@ mod writer;
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, TransferKind};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, Funding, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport, Store,
-    StoreError, TicketRecord,
+    BlockRecord, Completion, Credentials, Credit, Funding, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
+    SigningKeyRecord, Store, StoreError, TicketRecord,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -636,6 +636,25 @@ impl Store for SqliteStore {
                 .query_row([hash.as_slice()], |r| r.get(0))
                 .optional()?
                 .ok_or(StoreError::NotFound("design"))
+        })
+        .await
+    }
+
+    async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {
+        self.read(false, |conn| {
+            Ok(conn
+                .prepare_cached("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid")?
+                .query_map([], |r| Ok(SigningKeyRecord { kid: r.get(0)?, secret: r.get(1)?, created_at: r.get(2)? }))?
+                .collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError> {
+        self.write(move |conn, _| {
+            conn.prepare_cached("INSERT INTO signing_keys (kid, secret, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
+                .execute(params![key.kid, key.secret.as_slice(), key.created_at])?;
+            Ok(())
         })
         .await
     }

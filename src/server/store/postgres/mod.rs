@@ -1,0 +1,770 @@
+//! The store on PostgreSQL, for several server instances sharing one database.
+//!
+//! Every unit of work is one READ COMMITTED transaction on a pooled connection (deadpool-postgres), and
+//! every statement in it is safe with other instances writing at once: the row a statement changes is
+//! locked by it, and its `WHERE` is checked again on the row's newest version after any wait. A unit
+//! that PostgreSQL aborts to break a deadlock is run again whole. The schema is versioned
+//! (`migrations/`, refinery), applied under an advisory lock so that instances starting together do
+//! not race.
+//!
+//! How a sale takes a ticket without a row every sale waits on: a block's indices are cut into
+//! [`STRIPES`] stripes, each with its own counter. A sale locks a free stripe of the lowest open block
+//! (`FOR UPDATE SKIP LOCKED`: a stripe another sale holds is passed over), takes its next index, and
+//! credits the stake to the block's stakes shard of that stripe, which no other sale holds meanwhile.
+//! Only when every stripe of the block is held does a sale wait, for the first to be free. What remains
+//! of the sale order: a block's tickets are sold before the next block's, and each stripe's in order;
+//! across stripes, indices interleave (lots are shuffled anyway, so no index is worth more than another).
+
+use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, TransferKind};
+use super::{
+    BlockRecord, Completion, Credentials, Credit, Funding, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
+    SigningKeyRecord, Store, StoreError, TicketRecord,
+};
+use crate::block::{Hash, LotCode, lot_of};
+use crate::money::Cents;
+use crate::payload::Serial;
+use crate::play::{Mode, apply_reveal};
+use crate::rules::Zone;
+use crate::rules::prize_table::TICKET_PRICE;
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Pool, Transaction};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+use tokio_postgres::Row;
+use tokio_postgres::error::SqlState;
+
+mod embedded {
+    refinery::embed_migrations!("src/server/store/postgres/migrations");
+}
+
+/// Counter rows per block, and shards per account of the game's own: more than the transactions that
+/// sell at once, so that they seldom meet on one.
+pub const STRIPES: u32 = 32;
+/// A unit of work that met a conflict (a deadlock PostgreSQL broke, a row changed since it was read) is
+/// run again, after a short random pause that grows, this many times.
+const RETRIES: u32 = 20;
+/// The key of the advisory lock held while migrating.
+const MIGRATION_LOCK: i64 = 0x7665_6761_735f_6d69;
+
+/// Why a unit of work stopped: a store error to report, or a conflict PostgreSQL asks to retry.
+enum Failure {
+    Store(StoreError),
+    Retry(String),
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Failure {
+        match e.code() {
+            Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE => {
+                Failure::Retry(e.to_string())
+            }
+            _ => Failure::Store(backend(describe(&e))),
+        }
+    }
+}
+
+/// What PostgreSQL said, rather than tokio-postgres's bare "db error".
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Failure {
+        Failure::Store(e)
+    }
+}
+
+/// Outside a unit of work there is nothing to run again: a conflict is reported.
+impl From<Failure> for StoreError {
+    fn from(e: Failure) -> StoreError {
+        match e {
+            Failure::Store(e) => e,
+            Failure::Retry(why) => StoreError::Backend(why),
+        }
+    }
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("postgres: {e}"))
+}
+
+type Work<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + Send + 'a>>;
+
+pub struct PostgresStore {
+    pool: Pool,
+    lots: Arc<Lots>,
+}
+
+/// Each block's lots, read once (1.5 MB) and then shared.
+#[derive(Default)]
+struct Lots(RwLock<HashMap<(u32, u32), Arc<Vec<LotCode>>>>);
+
+impl Lots {
+    async fn of(&self, client: &impl GenericClient, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, Failure> {
+        if let Some(lots) = self.0.read().unwrap_or_else(|p| p.into_inner()).get(&(emission, block)) {
+            return Ok(lots.clone());
+        }
+        let row = client.query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await?;
+        let lots = Arc::new(row.get::<_, Vec<u8>>(0));
+        self.0.write().unwrap_or_else(|p| p.into_inner()).insert((emission, block), lots.clone());
+        Ok(lots)
+    }
+}
+
+impl PostgresStore {
+    /// Connects to `url` (a `postgres://` URL) with a pool of `connections`, and migrates the schema.
+    pub async fn connect(url: &str, connections: usize) -> Result<PostgresStore, StoreError> {
+        let config: tokio_postgres::Config = url.parse().map_err(|e| StoreError::Backend(format!("the database URL: {e}")))?;
+        let manager = deadpool_postgres::Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            deadpool_postgres::ManagerConfig { recycling_method: deadpool_postgres::RecyclingMethod::Fast },
+        );
+        let pool = Pool::builder(manager).max_size(connections).build().map_err(backend)?;
+        let store = PostgresStore { pool, lots: Arc::default() };
+        store.migrate().await?;
+        // The accounts money enters the game from, with their shards (opening them again is a no-op).
+        let client = store.pool.get().await.map_err(backend)?;
+        for account in [Account::Cash, Account::Demo] {
+            open_account(&client, &account).await?;
+        }
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let mut client = self.pool.get().await.map_err(backend)?;
+        client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(backend)?;
+        let applied = embedded::migrations::runner().run_async(&mut **client).await;
+        client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await.map_err(backend)?;
+        applied.map_err(|e| StoreError::Backend(format!("migrating the schema: {e}")))?;
+        Ok(())
+    }
+
+    /// Runs `work` in one transaction and commits it; runs it again if PostgreSQL aborted it to break a
+    /// deadlock or a serialization conflict (it left no trace then).
+    async fn unit<T: Send>(&self, work: impl for<'a> Fn(&'a Transaction<'a>) -> Work<'a, T> + Send + Sync) -> Result<T, StoreError> {
+        let mut attempt = 0;
+        loop {
+            let mut client = self.pool.get().await.map_err(backend)?;
+            let tx = client.transaction().await.map_err(backend)?;
+            let outcome = match work(&tx).await {
+                Ok(value) => tx.commit().await.map(|()| value).map_err(Failure::from),
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(value) => return Ok(value),
+                Err(Failure::Retry(_)) if attempt < RETRIES => {
+                    attempt += 1;
+                    let pause = rand::random_range(0..=1u64 << attempt.min(6));
+                    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                }
+                Err(Failure::Retry(why)) => return Err(StoreError::Backend(format!("still in conflict after {RETRIES} retries: {why}"))),
+                Err(Failure::Store(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// A read (or a single statement) on a pooled connection, outside any transaction.
+    async fn read<T>(&self, read: impl AsyncFnOnce(&deadpool_postgres::Client) -> Result<T, Failure>) -> Result<T, StoreError> {
+        let client = self.pool.get().await.map_err(backend)?;
+        Ok(read(&client).await?)
+    }
+}
+
+fn int(n: u32) -> Result<i32, StoreError> {
+    i32::try_from(n).map_err(|_| StoreError::Backend(format!("{n} is beyond what the store holds")))
+}
+
+fn unsigned(n: i32) -> Result<u32, StoreError> {
+    u32::try_from(n).map_err(|_| StoreError::Backend(format!("a negative number where none can be: {n}")))
+}
+
+fn cents(amount: i64) -> Result<Cents, StoreError> {
+    u64::try_from(amount).map(Cents).map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
+}
+
+fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
+    i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
+}
+
+fn hash(bytes: Vec<u8>) -> Result<Hash, StoreError> {
+    bytes.try_into().map_err(|_| StoreError::Backend("a stored hash or seed is not 32 bytes".into()))
+}
+
+/// A shard of a game account for a transfer that holds no stripe: spread by `key`, so that transfers
+/// for different tickets or players seldom meet on one row.
+fn shard_of(key: &[u8]) -> i32 {
+    (key.iter().fold(0u32, |h, &b| h.wrapping_mul(31).wrapping_add(u32::from(b))) % STRIPES) as i32
+}
+
+/// Opens an account with its balance rows: one for a wallet, [`STRIPES`] for the game's own.
+async fn open_account(tx: &impl GenericClient, account: &Account<'_>) -> Result<(), Failure> {
+    let (id, wallet) = (account.id(), matches!(account, Account::Wallet(_)));
+    tx.execute("INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &account.kind()]).await?;
+    let shards = if wallet { 1 } else { STRIPES as i32 };
+    tx.execute(
+        "INSERT INTO balances (account, shard, wallet) SELECT $1, s, $2 FROM generate_series(0, $3 - 1) s ON CONFLICT DO NOTHING",
+        &[&id, &wallet, &shards],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Moves `amount` from `debit` (its shard `debit_shard`) to `credit` (its shard `credit_shard`). A wallet
+/// pays only what it holds, checked by the `UPDATE` that takes it. Returns the debited shard's new
+/// balance, or `None` if it could not pay.
+#[allow(clippy::too_many_arguments)]
+async fn transfer(
+    tx: &Transaction<'_>,
+    kind: TransferKind,
+    (debit, debit_shard): (&Account<'_>, i32),
+    (credit, credit_shard): (&Account<'_>, i32),
+    amount: Cents,
+    ticket: Option<&str>,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Option<i64>, Failure> {
+    let amount = sql_amount(amount)?;
+    let take = tx
+        .prepare_cached("UPDATE balances SET balance = balance - $3 WHERE account = $1 AND shard = $2 AND (NOT wallet OR balance >= $3) RETURNING balance")
+        .await?;
+    let Some(paid) = tx.query_opt(&take, &[&debit.id(), &debit_shard, &amount]).await? else { return Ok(None) };
+    let give = tx.prepare_cached("UPDATE balances SET balance = balance + $3 WHERE account = $1 AND shard = $2").await?;
+    if tx.execute(&give, &[&credit.id(), &credit_shard, &amount]).await? != 1 {
+        return Err(StoreError::Backend(format!("no account {} shard {credit_shard}", credit.id())).into());
+    }
+    let record = tx
+        .prepare_cached("INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+        .await?;
+    tx.execute(&record, &[&kind.as_str(), &debit.id(), &credit.id(), &amount, &ticket, &reason, &now]).await?;
+    Ok(Some(paid.get(0)))
+}
+
+fn funding_account(funding: Funding) -> (TransferKind, Account<'static>) {
+    match funding {
+        Funding::Demo => (TransferKind::Demo, Account::Demo),
+        Funding::Cash => (TransferKind::Deposit, Account::Cash),
+    }
+}
+
+async fn credit_wallet(tx: &Transaction<'_>, player: &str, credit: &Credit, now: i64) -> Result<(), Failure> {
+    let (kind, source) = funding_account(credit.funding);
+    transfer(tx, kind, (&source, shard_of(player.as_bytes())), (&Account::Wallet(player), 0), credit.amount, None, Some(&credit.reason), now)
+        .await?
+        .ok_or_else(|| StoreError::Backend("the funding account refused to pay".into()))?;
+    Ok(())
+}
+
+async fn wallet_balance(client: &impl GenericClient, player: &str) -> Result<Cents, Failure> {
+    let row = client.query_opt("SELECT balance FROM balances WHERE account = $1 AND shard = 0", &[&Account::Wallet(player).id()]).await?;
+    Ok(cents(row.ok_or(StoreError::NotFound("player"))?.get(0))?)
+}
+
+const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at";
+
+fn ticket_row(r: &Row) -> Result<TicketRecord, StoreError> {
+    let mode: &str = r.get(5);
+    let revealed: &str = r.get(7);
+    Ok(TicketRecord {
+        id: r.get(0),
+        owner: r.get(1),
+        serial: Serial { emission: unsigned(r.get(2))?, block: unsigned(r.get(3))?, index: unsigned(r.get(4))? },
+        mode: Mode::parse(mode).ok_or_else(|| StoreError::Backend(format!("a ticket in mode {mode:?}")))?,
+        lot: cents(r.get(6))?,
+        revealed: serde_json::from_str(revealed).map_err(|e| StoreError::Backend(format!("a ticket's zones: {e}")))?,
+        sold_at: r.get(8),
+        credited_at: r.get(9),
+        finished_at: r.get(10),
+    })
+}
+
+async fn ticket(client: &impl GenericClient, player: &str, id: &str) -> Result<TicketRecord, Failure> {
+    let row = client.query_opt(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE id = $1 AND player_id = $2"), &[&id, &player]).await?;
+    Ok(ticket_row(&row.ok_or(StoreError::NotFound("ticket"))?)?)
+}
+
+fn revealed_json(revealed: &[usize]) -> String {
+    serde_json::to_string(revealed).expect("a list of numbers serialises")
+}
+
+/// Replaces a ticket's uncovered zones if they are still `before` (compare-and-set: the `UPDATE` checks
+/// the newest version of the row). Returns whether it did.
+async fn set_revealed(tx: &Transaction<'_>, id: &str, before: &[usize], after: &[usize], finished_at: Option<i64>) -> Result<bool, Failure> {
+    let changed = tx
+        .execute(
+            "UPDATE tickets SET revealed = $3, finished_at = COALESCE(finished_at, $4) WHERE id = $1 AND revealed = $2 AND finished_at IS NULL",
+            &[&id, &revealed_json(before), &revealed_json(after), &finished_at],
+        )
+        .await?;
+    Ok(changed == 1)
+}
+
+/// Credits a ticket's win if no one has: only the `UPDATE` that finds `credited_at` null posts it.
+async fn credit_win(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, Failure> {
+    let claim = tx
+        .prepare_cached("UPDATE tickets SET credited_at = $2 WHERE id = $1 AND credited_at IS NULL RETURNING player_id, emission, block, lot_cents")
+        .await?;
+    let Some(row) = tx.query_opt(&claim, &[&id, &now]).await? else { return Ok(false) };
+    let (player, emission, block, lot): (String, u32, u32, Cents) = (row.get(0), unsigned(row.get(1))?, unsigned(row.get(2))?, cents(row.get(3))?);
+    if !lot.is_zero() {
+        let prizes = Account::Prizes { emission, block };
+        transfer(tx, TransferKind::Win, (&prizes, shard_of(id.as_bytes())), (&Account::Wallet(&player), 0), lot, Some(id), None, now)
+            .await?
+            .ok_or_else(|| StoreError::Backend("the prize account refused to pay".into()))?;
+    }
+    Ok(true)
+}
+
+async fn sell(tx: &Transaction<'_>, lots: &Lots, r: &SaleRequest) -> Result<Sale, Failure> {
+        let wallet = Account::Wallet(&r.player_id);
+        if let Some(sale) = replay(tx, r).await? {
+            return Ok(sale);
+        }
+        // A free stripe of the lowest open block; only if all of them are held, wait for the first.
+        let mut slot = None;
+        for skip_locked in [true, false] {
+            let claim = tx
+                .prepare_cached(&format!(
+                    "WITH open AS (SELECT emission, block FROM block_stripes WHERE next < stop ORDER BY emission, block LIMIT 1), \
+                     free AS (SELECT s.emission, s.block, s.stripe FROM block_stripes s JOIN open USING (emission, block) \
+                              WHERE s.next < s.stop ORDER BY s.stripe LIMIT 1 FOR UPDATE OF s{}) \
+                     UPDATE block_stripes t SET next = t.next + 1, exhausted_at = CASE WHEN t.next + 1 = t.stop THEN $1::BIGINT END \
+                     FROM free WHERE t.emission = free.emission AND t.block = free.block AND t.stripe = free.stripe AND t.next < t.stop \
+                     RETURNING t.emission, t.block, t.stripe, t.next - 1",
+                    if skip_locked { " SKIP LOCKED" } else { "" }
+                ))
+                .await?;
+            if let Some(row) = tx.query_opt(&claim, &[&r.now]).await? {
+                slot = Some(row);
+                break;
+            }
+            let open = tx.query_opt("SELECT 1 FROM block_stripes WHERE next < stop LIMIT 1", &[]).await?;
+            if open.is_none() {
+                return Err(StoreError::SoldOut.into());
+            }
+        }
+        // Every stripe was held, and the one waited for sold out meanwhile: a retry sees the rest.
+        let row = slot.ok_or_else(|| Failure::Retry("the stripe waited for sold out".into()))?;
+        let (emission, block, stripe, index) = (unsigned(row.get(0))?, unsigned(row.get(1))?, row.get::<_, i32>(2), unsigned(row.get(3))?);
+        let lots = lots.of(tx, emission, block).await?;
+        let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
+        let lot = lot_of(code);
+        let insert = tx
+            .prepare_cached(
+                "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
+            )
+            .await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
+            [&r.ticket_id, &r.player_id, &int(emission)?, &int(block)?, &int(index)?, &r.mode.as_str(), &sql_amount(lot)?, &r.now, &r.idempotency_key];
+        if tx.execute(&insert, &params).await? == 0 {
+            // A sale with this key committed while this one waited: undo this one, replay that one.
+            return Err(Failure::Retry("a sale with this Idempotency-Key committed meanwhile".into()));
+        }
+        let stakes = Account::Stakes { emission, block };
+        let Some(balance) =
+            transfer(tx, TransferKind::Stake, (&wallet, 0), (&stakes, stripe), TICKET_PRICE, Some(&r.ticket_id), None, r.now).await?
+        else {
+            let balance = wallet_balance(tx, &r.player_id).await.or_else(|e| match e {
+                Failure::Store(StoreError::NotFound(_)) => Ok(Cents::ZERO),
+                other => Err(other),
+            })?;
+            return Err(StoreError::InsufficientFunds { balance, price: TICKET_PRICE }.into());
+        };
+        let ticket = TicketRecord {
+            id: r.ticket_id.clone(),
+            owner: r.player_id.clone(),
+            serial: Serial { emission, block, index },
+            mode: r.mode,
+            lot,
+            revealed: Vec::new(),
+            sold_at: r.now,
+            credited_at: None,
+            finished_at: None,
+        };
+        Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
+}
+
+/// The sale this player's key already made, if any.
+async fn replay(tx: &Transaction<'_>, r: &SaleRequest) -> Result<Option<Sale>, Failure> {
+    let find = tx.prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 AND idempotency_key = $2")).await?;
+    let Some(row) = tx.query_opt(&find, &[&r.player_id, &r.idempotency_key]).await? else { return Ok(None) };
+    let ticket = ticket_row(&row)?;
+    if ticket.mode != r.mode {
+        return Err(StoreError::KeyReused.into());
+    }
+    Ok(Some(Sale { balance: wallet_balance(tx, &r.player_id).await?, ticket, replayed: true }))
+}
+
+const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at \
+                           FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
+
+fn block_row(r: &Row) -> Result<BlockRecord, StoreError> {
+    Ok(BlockRecord {
+        emission: unsigned(r.get(0))?,
+        block: unsigned(r.get(1))?,
+        size: u32::try_from(r.get::<_, i64>(2)).map_err(backend)?,
+        sold: u32::try_from(r.get::<_, i64>(3)).map_err(backend)?,
+        seed: hash(r.get(4))?,
+        root: hash(r.get(5))?,
+        design_hash: hash(r.get(6))?,
+        closed_at: r.get(7),
+    })
+}
+
+async fn ledger_facts(tx: &Transaction<'_>, lots: &Lots) -> Result<LedgerFacts, Failure> {
+    let accounts = tx
+        .query(
+            "SELECT a.id, a.kind, (SELECT COALESCE(SUM(balance), 0)::BIGINT FROM balances b WHERE b.account = a.id), \
+                    (COALESCE(c.total, 0) - COALESCE(d.total, 0))::BIGINT FROM accounts a \
+             LEFT JOIN (SELECT credit AS id, SUM(amount) AS total FROM transfers GROUP BY credit) c ON c.id = a.id \
+             LEFT JOIN (SELECT debit AS id, SUM(amount) AS total FROM transfers GROUP BY debit) d ON d.id = a.id ORDER BY a.id",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| AccountFacts { id: r.get(0), kind: r.get(1), stored: r.get(2), from_transfers: r.get(3) })
+        .collect();
+    let transfers: i64 = tx.query_one("SELECT COUNT(*) FROM transfers", &[]).await?.get(0);
+    let balances: HashMap<String, i64> = tx
+        .query("SELECT account, SUM(balance)::BIGINT FROM balances GROUP BY account", &[])
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let mut blocks = Vec::new();
+    for row in tx.query("SELECT emission, block, sold FROM block_sales ORDER BY emission, block", &[]).await? {
+        let (emission, block, sold): (u32, u32, i64) = (unsigned(row.get(0))?, unsigned(row.get(1))?, row.get(2));
+        let lots = lots.of(tx, emission, block).await?;
+        let (mut tickets, mut owed, mut lot_mismatches, mut indices) = (0u64, 0i64, 0u64, Vec::new());
+        for t in tx.query("SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await? {
+            let (index, lot, owing): (u32, i64, bool) = (unsigned(t.get(0))?, t.get(1), t.get(2));
+            tickets += 1;
+            owed += if owing { lot } else { 0 };
+            lot_mismatches += u64::from(lots.get(index as usize).map(|&code| lot_of(code).0 as i64) != Some(lot));
+            indices.push(index);
+        }
+        let committed = ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
+        blocks.push(BlockFacts {
+            emission,
+            block,
+            sold: u64::try_from(sold).map_err(backend)?,
+            tickets,
+            stakes_balance: balances.get(&Account::Stakes { emission, block }.id()).copied().unwrap_or(0),
+            prizes_balance: balances.get(&Account::Prizes { emission, block }.id()).copied().unwrap_or(0),
+            owed,
+            committed: sql_amount(committed)?,
+            lot_mismatches,
+        });
+    }
+    let price = sql_amount(TICKET_PRICE)?;
+    let tickets_without_one_stake: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM tickets t WHERE (SELECT COUNT(*) FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount = $1) <> 1 \
+                OR EXISTS (SELECT 1 FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount <> $1)",
+            &[&price],
+        )
+        .await?
+        .get(0);
+    let tickets_with_wrong_win: i64 = tx
+        .query_one(
+            "SELECT COUNT(*) FROM tickets t LEFT JOIN transfers w ON w.ticket_id = t.id AND w.kind = 'win' \
+             WHERE (t.credited_at IS NOT NULL AND t.lot_cents > 0) <> (w.id IS NOT NULL) OR w.amount <> t.lot_cents",
+            &[],
+        )
+        .await?
+        .get(0);
+    Ok(LedgerFacts {
+        accounts,
+        transfers: u64::try_from(transfers).map_err(backend)?,
+        blocks,
+        tickets_without_one_stake: u64::try_from(tickets_without_one_stake).map_err(backend)?,
+        tickets_with_wrong_win: u64::try_from(tickets_with_wrong_win).map_err(backend)?,
+    })
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
+        self.unit(|tx| {
+            let player = player.clone();
+            Box::pin(async move {
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO players (id, name, password_hash, guest, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                        &[&player.id, &player.name, &player.password_hash, &player.guest, &now],
+                    )
+                    .await?;
+                if inserted == 0 {
+                    let error = if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) };
+                    return Err(error.into());
+                }
+                open_account(tx, &Account::Wallet(&player.id)).await?;
+                if let Some(credit) = &player.opening_credit {
+                    credit_wallet(tx, &player.id, credit, now).await?;
+                }
+                Ok(PlayerRecord { balance: wallet_balance(tx, &player.id).await?, id: player.id, name: player.name, guest: player.guest })
+            })
+        })
+        .await
+    }
+
+    async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError> {
+        self.read(async |client| {
+            let row = client.query_opt("SELECT name, guest FROM players WHERE id = $1", &[&id]).await?.ok_or(StoreError::NotFound("player"))?;
+            Ok(PlayerRecord { balance: wallet_balance(client, id).await?, id: id.to_owned(), name: row.get(0), guest: row.get(1) })
+        })
+        .await
+    }
+
+    async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError> {
+        self.read(async |client| {
+            let row = client.query_opt("SELECT id, password_hash FROM players WHERE name = $1 AND password_hash IS NOT NULL", &[&name]).await?;
+            Ok(row.map(|r| Credentials { player_id: r.get(0), password_hash: r.get(1) }))
+        })
+        .await
+    }
+
+    async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
+        self.read(async |client| {
+            client.execute("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES ($1, $2, $3)", &[&token_hash, &player_id, &expires_at]).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
+        self.read(async |client| {
+            let find = client.prepare_cached("SELECT player_id FROM sessions WHERE token_hash = $1 AND expires_at > $2").await?;
+            Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
+        })
+        .await
+    }
+
+    async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
+        self.read(async |client| {
+            client.execute("DELETE FROM sessions WHERE token_hash = $1", &[&token_hash]).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError> {
+        self.unit(|tx| {
+            let (player, credit) = (player_id.to_owned(), credit.clone());
+            Box::pin(async move {
+                wallet_balance(tx, &player).await?;
+                credit_wallet(tx, &player, &credit, now).await?;
+                wallet_balance(tx, &player).await
+            })
+        })
+        .await
+    }
+
+    async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
+        self.unit(|tx| {
+            let (request, lots) = (request.clone(), self.lots.clone());
+            Box::pin(async move { sell(tx, &lots, &request).await })
+        })
+        .await
+    }
+
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError> {
+        self.unit(|tx| {
+            let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
+            Box::pin(async move {
+                let mut t = ticket(tx, &player, &id).await?;
+                let mut revealed = t.revealed.clone();
+                apply_reveal(t.mode, &mut revealed, &zones).map_err(StoreError::from)?;
+                if revealed != t.revealed && t.finished_at.is_none() {
+                    if !set_revealed(tx, &id, &t.revealed, &revealed, None).await? {
+                        // Another reveal or the completion changed it since it was read: start again.
+                        return Err(Failure::Retry("the ticket changed under a reveal".into()));
+                    }
+                    t.revealed = revealed;
+                }
+                Ok(t)
+            })
+        })
+        .await
+    }
+
+    async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError> {
+        self.unit(|tx| {
+            let (player, id) = (player_id.to_owned(), ticket_id.to_owned());
+            Box::pin(async move {
+                let t = ticket(tx, &player, &id).await?;
+                if t.finished_at.is_none() {
+                    let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
+                    if t.mode == Mode::Jouez && !missing.is_empty() {
+                        return Err(StoreError::ZonesLeft(missing).into());
+                    }
+                    let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
+                    if !set_revealed(tx, &id, &t.revealed, &all, Some(now)).await? {
+                        return Err(Failure::Retry("the ticket changed under its completion".into()));
+                    }
+                    credit_win(tx, &id, now).await?;
+                }
+                Ok(Completion { ticket: ticket(tx, &player, &id).await?, balance: wallet_balance(tx, &player).await? })
+            })
+        })
+        .await
+    }
+
+    async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
+        let limit = i64::try_from(limit).map_err(backend)?;
+        self.unit(|tx| {
+            Box::pin(async move {
+                // Tickets another instance is settling are locked: passed over, never credited twice.
+                let due: Vec<String> = tx
+                    .query(
+                        "SELECT id FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 ORDER BY sold_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+                        &[&sold_before, &limit],
+                    )
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                let mut report = SettleReport { examined: due.len(), ..SettleReport::default() };
+                for id in due {
+                    tx.batch_execute("SAVEPOINT one").await?;
+                    match credit_win(tx, &id, now).await {
+                        Ok(credited) => {
+                            tx.batch_execute("RELEASE SAVEPOINT one").await?;
+                            report.settled += usize::from(credited);
+                        }
+                        Err(Failure::Retry(why)) => return Err(Failure::Retry(why)),
+                        Err(Failure::Store(e)) => {
+                            tx.batch_execute("ROLLBACK TO SAVEPOINT one").await?;
+                            report.failed.push((id, e.to_string()));
+                        }
+                    }
+                }
+                Ok(report)
+            })
+        })
+        .await
+    }
+
+    async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
+        self.read(async |client| Ok(client.query_one("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL", &[]).await?.get(0))).await
+    }
+
+    async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
+        self.read(async |client| ticket(client, player_id, ticket_id).await).await
+    }
+
+    async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError> {
+        self.read(async |client| {
+            let rows = client
+                .query(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 ORDER BY seq DESC LIMIT $2"), &[&player_id, &i64::from(limit)])
+                .await?;
+            Ok(rows.iter().map(ticket_row).collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError> {
+        self.unit(|tx| {
+            let block = block.clone();
+            Box::pin(async move {
+                tx.execute("INSERT INTO designs (hash, text) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&block.design_hash.as_slice(), &block.design_text])
+                    .await?;
+                let (emission, number) = (int(block.emission)?, int(block.block)?);
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+                        &[&emission, &number, &block.seed.as_slice(), &block.root.as_slice(), &block.design_hash.as_slice(), &block.lots, &block.now],
+                    )
+                    .await?;
+                if inserted == 0 {
+                    return Err(StoreError::AlreadyExists(format!("block E{}-B{}", block.emission, block.block)).into());
+                }
+                let size = u32::try_from(block.lots.len()).map_err(backend)?;
+                for stripe in 0..STRIPES {
+                    let (start, stop) = (int(stripe_start(stripe, size))?, int(stripe_start(stripe + 1, size))?);
+                    tx.execute(
+                        "INSERT INTO block_stripes (emission, block, stripe, start, next, stop, exhausted_at) VALUES ($1, $2, $3, $4::INTEGER, $4::INTEGER, $5::INTEGER, CASE WHEN $4::INTEGER = $5::INTEGER THEN $6::BIGINT END)",
+                        &[&emission, &number, &int(stripe)?, &start, &stop, &block.now],
+                    )
+                    .await?;
+                }
+                open_account(tx, &Account::Stakes { emission: block.emission, block: block.block }).await?;
+                open_account(tx, &Account::Prizes { emission: block.emission, block: block.block }).await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn next_emission(&self) -> Result<u32, StoreError> {
+        self.read(async |client| Ok(unsigned(client.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.get(0))?)).await
+    }
+
+    async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
+        self.read(async |client| {
+            let rows = client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?;
+            Ok(rows.iter().map(block_row).collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
+        self.read(async |client| {
+            let row = client.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[&int(emission)?, &int(block)?]).await?;
+            Ok(block_row(&row.ok_or(StoreError::NotFound("block"))?)?)
+        })
+        .await
+    }
+
+    async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {
+        self.read(async |client| {
+            let row = client.query_opt("SELECT text FROM designs WHERE hash = $1", &[&hash.as_slice()]).await?;
+            Ok(row.ok_or(StoreError::NotFound("design"))?.get(0))
+        })
+        .await
+    }
+
+    async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
+        // One snapshot for every fact, even while instances sell.
+        self.unit(|tx| {
+            let lots = self.lots.clone();
+            Box::pin(async move {
+                tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
+                ledger_facts(tx, &lots).await
+            })
+        })
+        .await
+    }
+
+    async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {
+        self.read(async |client| {
+            let rows = client.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
+            Ok(rows.iter().map(|r| Ok(SigningKeyRecord { kid: r.get(0), secret: hash(r.get(1))?, created_at: r.get(2) })).collect::<Result<_, StoreError>>()?)
+        })
+        .await
+    }
+
+    async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError> {
+        self.read(async |client| {
+            client
+                .execute(
+                    "INSERT INTO signing_keys (kid, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                    &[&key.kid, &key.secret.as_slice(), &key.created_at],
+                )
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// The first index of `stripe` in a block of `size` (and, for `STRIPES`, the size).
+fn stripe_start(stripe: u32, size: u32) -> u32 {
+    (u64::from(stripe) * u64::from(size) / u64::from(STRIPES)) as u32
+}
