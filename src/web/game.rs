@@ -4,7 +4,7 @@
 
 use crate::api::TicketState;
 use crate::money::format_signed_cents;
-use crate::payload::{Jwks, verify};
+use crate::payload::{Jwks, PayloadError, verify};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
 use super::api::{self, ApiFailure, TicketView};
@@ -28,6 +28,22 @@ pub fn open_ticket(view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
         chosen: None,
         completed: view.state == TicketState::Finished,
     })
+}
+
+/// Opens a ticket; if it is signed with a key this page has not listed (a key rotated since it loaded),
+/// fetches the keys again once and keeps them.
+async fn open_with_current_keys(dispatch: &Dispatch, view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
+    let refused = match open_ticket(view, jwks) {
+        Ok(game) => return Ok(game),
+        Err(refused) => refused,
+    };
+    if !matches!(verify(&view.payload, jwks), Err(PayloadError::UnknownKey(_))) {
+        return Err(refused);
+    }
+    let fresh = api::jwks().await.map_err(|_| refused)?;
+    let game = open_ticket(view, &fresh);
+    dispatch.dispatch(Msg::Keys(fresh));
+    game
 }
 
 #[derive(Default, Clone, PartialEq)]
@@ -57,6 +73,8 @@ pub enum Msg {
     /// The server has caught up: an earlier network error no longer stands.
     Synced,
     Pending(Option<Mode>),
+    /// The keys, fetched again.
+    Keys(Jwks),
 }
 
 impl Reducible for Model {
@@ -102,6 +120,7 @@ impl Reducible for Model {
             }
             Msg::Synced => m.error = None,
             Msg::Pending(mode) => m.pending_purchase = mode,
+            Msg::Keys(jwks) => m.jwks = Some(Rc::new(jwks)),
         }
         Rc::new(m)
     }
@@ -154,7 +173,7 @@ async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
 }
 
 async fn resume(dispatch: Dispatch, view: TicketView, jwks: Jwks) {
-    match open_ticket(&view, &jwks) {
+    match open_with_current_keys(&dispatch, &view, &jwks).await {
         Ok(game) => {
             let auto = game.mode == Mode::Auto && !game.completed;
             dispatch.dispatch(Msg::Open(Box::new(game.clone())));
@@ -254,7 +273,7 @@ async fn purchase_until_answered(dispatch: Dispatch, purchase: PendingPurchase, 
     PendingPurchase::end(&dispatch, &pending);
     dispatch.dispatch(Msg::Synced);
     dispatch.dispatch(Msg::Balance(bought.balance_cents));
-    match open_ticket(&bought.ticket, &jwks) {
+    match open_with_current_keys(&dispatch, &bought.ticket, &jwks).await {
         Ok(game) => {
             let auto = game.mode == Mode::Auto && !game.completed;
             dispatch.dispatch(Msg::Open(Box::new(game.clone())));

@@ -41,15 +41,20 @@ export function serveDist() {
   return new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${server.address().port}` })));
 }
 
+/** The server binary (release build). */
+export const vegasBinary = join(root, 'target', 'release', 'vegas');
+
 /**
- * The real ticket server (release build) on a fresh data directory, serving dist/. A first start makes
- * one block of 1 500 000 tickets, so it waits for /healthz. Resolves to { base, stop }.
+ * The real ticket server (release build) serving dist/, on a fresh data directory (a first start makes
+ * one block of 1 500 000 tickets, so it waits for /healthz), or on the PostgreSQL `database` when given.
+ * `instance` picks another port, for several instances at once. Resolves to { base, stop }.
  */
-export async function startTicketServer() {
+export async function startTicketServer({ database, instance = 0 } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-'));
-  const port = 18000 + (process.pid % 1000);
+  const port = 18000 + (process.pid % 1000) * 3 + instance;
   const base = `http://127.0.0.1:${port}`;
-  const server = spawn(join(root, 'target', 'release', 'vegas'), ['--data', dataDir, 'serve', '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist')],
+  const store = database ? ['--database', database] : ['--data', dataDir];
+  const server = spawn(vegasBinary, [...store, 'serve', '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist')],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
   const stop = () => {
     server.kill();

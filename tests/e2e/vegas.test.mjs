@@ -203,6 +203,20 @@ test('a purchase still unanswered at a reload is sent again, with its key, after
   await context.close();
 });
 
+test('a ticket signed with a key the page has not listed yet opens once the keys are fetched again', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  const page = await context.newPage();
+  // The page loads with keys from before a rotation (here: none of the server's).
+  let fetches = 0;
+  await page.route('**/.well-known/jwks.json', async route => (fetches++ === 0 ? route.fulfill({ json: { keys: [] } }) : route.continue()));
+  await page.goto(base);
+  await page.click('[data-testid=play-jouez]:not([disabled])');
+  await page.waitForSelector('[data-testid=choose-poker]');
+  assert.equal(fetches, 2, 'the keys were fetched again once');
+  assert.equal(await page.locator('[data-testid=error]').count(), 0);
+  await context.close();
+});
+
 test('a tampered payload is refused and nothing is drawn', async () => {
   const { page, context } = await newPlayer();
   await page.route('**/api/tickets', async route => {
