@@ -39,10 +39,11 @@ bench-block:
 	cargo bench --locked --bench block
 
 # Purchases/s and p50/p99 at 50 and 500 players against the real server on loopback, beside /healthz;
-# the same while 20 000 due tickets are settled; a player with 20 000 tickets against a new one.
-bench-server:
+# the same while 20 000 due tickets are settled; a player with 20 000 tickets against a new one; then
+# 1 and 2 instances on a throw-away PostgreSQL cluster.
+bench-server: tools
 	@command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
-	cargo bench --locked --bench server
+	tests/pg/cluster.sh run -- cargo bench --locked --bench server
 
 # The app's transfer size on the wire, and the time of one pointer move over a scratch zone.
 bench-web: dist

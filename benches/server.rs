@@ -13,6 +13,9 @@
 //! - The same paced run again while the server settles 20 000 tickets that fell due: target, less
 //!   than 10 ms added to the p99.
 //! - A player with 20 000 tickets buys as fast as a new one.
+//! - With a PostgreSQL server at hand (`make bench-server` starts one, `VEGAS_TEST_DATABASE`), the
+//!   closed loop and a paced run again, through 1 and then 2 instances on it. Target: ≥ 2 000 durable
+//!   purchases/s through 2 instances.
 
 #[path = "../tests/support/process.rs"]
 mod process;
@@ -103,14 +106,14 @@ impl Load {
     }
 }
 
-/// Players together buy `rate` tickets a second, each on its own schedule; a latency counts from the
-/// purchase's scheduled time.
-async fn paced(load: &Arc<Load>, tokens: &[String], rate: f64, label: &str) -> Run {
+/// Players together buy `rate` tickets a second, each on its own schedule and through instance
+/// `player % instances`; a latency counts from the purchase's scheduled time.
+async fn paced(loads: &[Arc<Load>], tokens: &[String], rate: f64, label: &str) -> Run {
     let period = Duration::from_secs_f64(tokens.len() as f64 / rate);
     let start = tokio::time::Instant::now() + Duration::from_millis(20);
     let mut players = JoinSet::new();
     for (p, token) in tokens.iter().enumerate() {
-        let (load, token, label) = (load.clone(), token.clone(), label.to_owned());
+        let (load, token, label) = (loads[p % loads.len()].clone(), token.clone(), label.to_owned());
         let mut next = start + period.mul_f64(p as f64 / tokens.len() as f64);
         players.spawn(async move {
             let (mut latencies, mut errors, mut n) = (Vec::new(), 0, 0);
@@ -155,6 +158,16 @@ struct Wrk {
 }
 
 impl Wrk {
+    /// Several wrk runs at once, one per instance: their rates add up, their latencies are the worst.
+    fn together(runs: Vec<Wrk>) -> Wrk {
+        Wrk {
+            rate: runs.iter().map(|r| r.rate).sum(),
+            p50: runs.iter().map(|r| r.p50).max().unwrap_or_default(),
+            p99: runs.iter().map(|r| r.p99).max().unwrap_or_default(),
+            failed: runs.iter().map(|r| r.failed).sum(),
+        }
+    }
+
     fn line(&self) -> String {
         let failed = if self.failed > 0 { format!("  ({} failed)", self.failed) } else { String::new() };
         format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}{failed}", self.rate, ms(self.p50), ms(self.p99))
@@ -195,6 +208,84 @@ fn unsettled(data: &std::path::Path, player: &str) -> i64 {
     conn.query_row("SELECT COUNT(*) FROM tickets WHERE player_id = ?1 AND credited_at IS NULL", [player], |r| r.get(0)).unwrap()
 }
 
+/// `count` new players, each topped up `top_ups(player)` times, in order.
+async fn players(load: &Arc<Load>, count: usize, top_ups: fn(usize) -> usize) -> Vec<String> {
+    let mut setup = JoinSet::new();
+    for p in 0..count {
+        let load = load.clone();
+        setup.spawn(async move {
+            let token = load.guest().await;
+            load.top_up(&token, top_ups(p)).await;
+            (p, token)
+        });
+    }
+    let mut tokens = setup.join_all().await;
+    tokens.sort();
+    tokens.into_iter().map(|(_, token)| token).collect()
+}
+
+/// Each instance's share of the players, in a file for wrk.
+fn token_files(dir: &std::path::Path, label: &str, tokens: &[String], instances: usize) -> Vec<std::path::PathBuf> {
+    (0..instances)
+        .map(|i| {
+            let path = dir.join(format!("tokens-{label}-{i}.txt"));
+            let share: Vec<&str> = tokens.iter().skip(i).step_by(instances).map(String::as_str).collect();
+            std::fs::write(&path, share.join("\n") + "\n").unwrap();
+            path
+        })
+        .collect()
+}
+
+/// Purchases in a closed loop through every instance at once, `connections` in all.
+fn closed_loop(servers: &[ServerProcess], connections: usize, files: &[std::path::PathBuf], label: &str) -> Wrk {
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = servers
+            .iter()
+            .zip(files)
+            .enumerate()
+            .map(|(i, (server, file))| {
+                let prefix = format!("{label}-{i}");
+                scope.spawn(move || wrk(&server.base(), connections / servers.len(), RUN.as_secs(), Some((file, &prefix))))
+            })
+            .collect();
+        Wrk::together(runs.into_iter().map(|r| r.join().unwrap()).collect())
+    })
+}
+
+/// The same load through 1 and then 2 instances sharing one PostgreSQL database.
+fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &Wrk, sqlite_paced: &Run) {
+    println!("PostgreSQL (the cluster of `make bench-server`: fsync and synchronous_commit on, so every answered purchase is durable)");
+    println!("  {:<48} {}", "SQLite, 500 players, closed loop (above)", sqlite_closed.line());
+    println!("  {:<48} {}", "SQLite, paced at 5 000/s (above)", sqlite_paced.line());
+    let mut through_two = 0.0;
+    for instances in [1, 2] {
+        let database = runtime.block_on(async {
+            let (admin, connection) = tokio_postgres::connect(admin_url, tokio_postgres::NoTls).await.unwrap();
+            tokio::spawn(connection);
+            let name = format!("bench_{instances}");
+            admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).await.unwrap();
+            admin.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+            format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0)
+        });
+        let dir = tempfile::tempdir().unwrap();
+        vegas(dir.path(), &["--database", &database, "emission", "create", "--blocks", "1"]);
+        let servers: Vec<ServerProcess> = (0..instances).map(|_| ServerProcess::start(dir.path(), &["--database", &database])).collect();
+        let loads: Vec<Arc<Load>> = servers.iter().map(|s| Arc::new(Load::new(s))).collect();
+        let tokens = runtime.block_on(players(&loads[0], PLAYERS, |_| 10));
+        let files = token_files(dir.path(), "pg", &tokens, instances);
+        let closed = closed_loop(&servers, PLAYERS, &files, &format!("pg{instances}"));
+        println!("  {:<48} {}", format!("{instances} instance(s), 500 players, closed loop (wrk)"), closed.line());
+        let paced_run = runtime.block_on(paced(&loads, &tokens, 2_000.0, &format!("pgp{instances}")));
+        println!("  {:<48} {}", format!("{instances} instance(s), 500 players paced at 2 000/s"), paced_run.line());
+        if instances == 2 {
+            through_two = closed.rate.max(paced_run.rate()) * f64::from(u8::from(closed.failed == 0 && paced_run.errors == 0));
+        }
+        drop(servers);
+        vegas(dir.path(), &["--database", &database, "ledger", "check"]);
+    }
+    println!("  target, ≥ 2 000 durable purchases/s through 2 instances: {} ({through_two:.0}/s); ledger checks passed", verdict(through_two >= 2_000.0));
+}
+
 fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
 }
@@ -206,22 +297,11 @@ fn main() {
     let mut server = ServerProcess::start(data, &["--settle-after", "600"]);
     // The load runs on one thread, so that the server has the rest of the machine.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
+    let (sqlite_closed, sqlite_paced) = runtime.block_on(async {
         let load = Arc::new(Load::new(&server));
         println!("server load benchmark: `vegas serve` on loopback, SQLite with synchronous=FULL (every answered purchase is durable)");
         println!("  setting up {PLAYERS} players and one with {HEAVY_TICKETS} tickets…");
-        let mut setup = JoinSet::new();
-        for p in 0..PLAYERS {
-            let load = load.clone();
-            setup.spawn(async move {
-                let token = load.guest().await;
-                load.top_up(&token, if p < 50 { 50 } else { 10 }).await;
-                (p, token)
-            });
-        }
-        let mut tokens = setup.join_all().await;
-        tokens.sort();
-        let tokens: Vec<String> = tokens.into_iter().map(|(_, token)| token).collect();
+        let tokens = players(&load, PLAYERS, |p| if p < 50 { 50 } else { 10 }).await;
         let heavy = load.guest().await;
         let heavy_id: String = load.http.get(format!("{}/api/me", load.base)).bearer_auth(&heavy).send().await.unwrap().json::<Value>().await.unwrap()["id"]
             .as_str()
@@ -240,12 +320,7 @@ fn main() {
         buying.join_all().await;
 
         let pid = server.pid();
-        let token_file = |name: &str, tokens: &[String]| {
-            let path = data.join(name);
-            std::fs::write(&path, tokens.join("\n") + "\n").unwrap();
-            path
-        };
-        let (tokens50, tokens500) = (token_file("tokens-50.txt", &tokens[..50]), token_file("tokens-500.txt", &tokens));
+        let (tokens50, tokens500) = (token_files(data, "50", &tokens[..50], 1).remove(0), token_files(data, "500", &tokens, 1).remove(0));
         let closed = |label: &str, connections: usize, script: Option<(&std::path::Path, &str)>| {
             let cpu = cpu_seconds(pid);
             let seconds = if script.is_some() { RUN.as_secs() } else { 3 };
@@ -258,7 +333,7 @@ fn main() {
         let closed50 = closed("purchases, 50 players, closed loop (wrk)", 50, Some((&tokens50, "c50")));
         let closed500 = closed("purchases, 500 players, closed loop (wrk)", 500, Some((&tokens500, "c500")));
         let (cpu, own) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
-        let steady = paced(&load, &tokens, TARGET_RATE, "p1").await;
+        let steady = paced(std::slice::from_ref(&load), &tokens, TARGET_RATE, "p1").await;
         let cores = (cpu_seconds(pid) - cpu) / steady.elapsed.as_secs_f64();
         let load_cores = (cpu_seconds(std::process::id()) - own) / steady.elapsed.as_secs_f64();
         println!("  {:<48} {}  server {cores:.2} cores, load {load_cores:.2}", "purchases, 500 players paced at 5 000/s", steady.line());
@@ -291,7 +366,7 @@ fn main() {
             })
         };
         let cpu = cpu_seconds(pid);
-        let settling = paced(&load, &tokens, TARGET_RATE, "p2").await;
+        let settling = paced(std::slice::from_ref(&load), &tokens, TARGET_RATE, "p2").await;
         let cores = (cpu_seconds(pid) - cpu) / settling.elapsed.as_secs_f64();
         let settled_in = watch.await.unwrap();
         println!("  {:<48} {}  server {cores:.2} cores", format!("same, settling {due} due tickets meanwhile"), settling.line());
@@ -325,11 +400,17 @@ fn main() {
         println!("  {:<48} {}", "one at a time, a new player", fresh_run.line());
         let ratio = heavy_run.percentile(0.5).as_secs_f64() / fresh_run.percentile(0.5).as_secs_f64();
         println!("  p50 ratio, 20 000 tickets ÷ new: {ratio:.2} (as fast: {})", verdict(ratio < 1.25));
+        (closed500, steady)
     });
+    drop(server);
     vegas(data, &["ledger", "check"]);
     println!("  ledger check after the run: passed");
     let log = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-server.log");
     if std::fs::copy(data.join("server.log"), log).is_ok() {
         println!("  the server's log: {log}");
+    }
+    match std::env::var("VEGAS_TEST_DATABASE") {
+        Ok(url) => postgres(&url, &runtime, &sqlite_closed, &sqlite_paced),
+        Err(_) => println!("PostgreSQL: skipped (no VEGAS_TEST_DATABASE; `make bench-server` starts a cluster)"),
     }
 }

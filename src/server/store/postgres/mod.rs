@@ -31,7 +31,7 @@ use deadpool_postgres::{GenericClient, Pool, Transaction};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 
@@ -98,6 +98,7 @@ type Work<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + Send + 'a>>
 pub struct PostgresStore {
     pool: Pool,
     lots: Arc<Lots>,
+    open: Arc<OpenBlock>,
 }
 
 /// Each block's lots, read once (1.5 MB) and then shared.
@@ -126,7 +127,7 @@ impl PostgresStore {
             deadpool_postgres::ManagerConfig { recycling_method: deadpool_postgres::RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager).max_size(connections).build().map_err(backend)?;
-        let store = PostgresStore { pool, lots: Arc::default() };
+        let store = PostgresStore { pool, lots: Arc::default(), open: Arc::default() };
         store.migrate().await?;
         // The accounts money enters the game from, with their shards (opening them again is a no-op).
         let client = store.pool.get().await.map_err(backend)?;
@@ -229,20 +230,25 @@ async fn transfer(
     reason: Option<&str>,
     now: i64,
 ) -> Result<Option<i64>, Failure> {
-    let amount = sql_amount(amount)?;
-    let take = tx
-        .prepare_cached("UPDATE balances SET balance = balance - $3 WHERE account = $1 AND shard = $2 AND (NOT wallet OR balance >= $3) RETURNING balance")
+    // One statement, one round trip: the credit and the record happen only if the debit did.
+    let move_money = tx
+        .prepare_cached(
+            "WITH paid AS (UPDATE balances SET balance = balance - $3 \
+                           WHERE account = $1 AND shard = $2 AND (NOT wallet OR balance >= $3) RETURNING balance), \
+                  got AS (UPDATE balances SET balance = balance + $3 WHERE account = $4 AND shard = $5 AND EXISTS (SELECT 1 FROM paid) RETURNING 1), \
+                  kept AS (INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) \
+                           SELECT $6, $1, $4, $3, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM paid) RETURNING 1) \
+             SELECT (SELECT balance FROM paid), (SELECT COUNT(*) FROM got), (SELECT COUNT(*) FROM kept)",
+        )
         .await?;
-    let Some(paid) = tx.query_opt(&take, &[&debit.id(), &debit_shard, &amount]).await? else { return Ok(None) };
-    let give = tx.prepare_cached("UPDATE balances SET balance = balance + $3 WHERE account = $1 AND shard = $2").await?;
-    if tx.execute(&give, &[&credit.id(), &credit_shard, &amount]).await? != 1 {
+    let row = tx
+        .query_one(&move_money, &[&debit.id(), &debit_shard, &sql_amount(amount)?, &credit.id(), &credit_shard, &kind.as_str(), &ticket, &reason, &now])
+        .await?;
+    let Some(paid) = row.get::<_, Option<i64>>(0) else { return Ok(None) };
+    if (row.get::<_, i64>(1), row.get::<_, i64>(2)) != (1, 1) {
         return Err(StoreError::Backend(format!("no account {} shard {credit_shard}", credit.id())).into());
     }
-    let record = tx
-        .prepare_cached("INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-        .await?;
-    tx.execute(&record, &[&kind.as_str(), &debit.id(), &credit.id(), &amount, &ticket, &reason, &now]).await?;
-    Ok(Some(paid.get(0)))
+    Ok(Some(paid))
 }
 
 fn funding_account(funding: Funding) -> (TransferKind, Account<'static>) {
@@ -320,37 +326,49 @@ async fn credit_win(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, Fa
     Ok(true)
 }
 
-async fn sell(tx: &Transaction<'_>, lots: &Lots, r: &SaleRequest) -> Result<Sale, Failure> {
+/// The lowest block with tickets left, as last seen: where sales look first.
+type OpenBlock = Mutex<Option<(i32, i32)>>;
+
+/// Takes the next index of a free stripe of the lowest open block: (emission, block, stripe, index).
+async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64) -> Result<(u32, u32, i32, u32), Failure> {
+    for _ in 0..4 {
+        let cached = *open.lock().unwrap_or_else(|p| p.into_inner());
+        let (emission, block) = match cached {
+            Some(open) => open,
+            None => {
+                let lowest = tx.query_opt("SELECT emission, block FROM block_stripes WHERE next < stop ORDER BY emission, block LIMIT 1", &[]).await?;
+                let lowest = lowest.map(|r| (r.get(0), r.get(1))).ok_or(StoreError::SoldOut)?;
+                *open.lock().unwrap_or_else(|p| p.into_inner()) = Some(lowest);
+                lowest
+            }
+        };
+        // A stripe another sale holds is passed over; only if every one is held does this sale wait.
+        for wait in ["SKIP LOCKED", ""] {
+            let take = tx
+                .prepare_cached(&format!(
+                    "WITH free AS (SELECT stripe FROM block_stripes WHERE emission = $2 AND block = $3 AND next < stop \
+                                   ORDER BY stripe LIMIT 1 FOR UPDATE {wait}) \
+                     UPDATE block_stripes t SET next = t.next + 1, exhausted_at = CASE WHEN t.next + 1 = t.stop THEN $1::BIGINT END \
+                     FROM free WHERE t.emission = $2 AND t.block = $3 AND t.stripe = free.stripe AND t.next < t.stop \
+                     RETURNING t.stripe, t.next - 1"
+                ))
+                .await?;
+            if let Some(row) = tx.query_opt(&take, &[&now, &emission, &block]).await? {
+                return Ok((unsigned(emission)?, unsigned(block)?, row.get(0), unsigned(row.get(1))?));
+            }
+        }
+        // Sold out (since last seen): look for the next open block.
+        *open.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+    Err(Failure::Retry("the open blocks sold out while this sale looked at them".into()))
+}
+
+async fn sell(tx: &Transaction<'_>, lots: &Lots, open: &OpenBlock, r: &SaleRequest) -> Result<Sale, Failure> {
         let wallet = Account::Wallet(&r.player_id);
         if let Some(sale) = replay(tx, r).await? {
             return Ok(sale);
         }
-        // A free stripe of the lowest open block; only if all of them are held, wait for the first.
-        let mut slot = None;
-        for skip_locked in [true, false] {
-            let claim = tx
-                .prepare_cached(&format!(
-                    "WITH open AS (SELECT emission, block FROM block_stripes WHERE next < stop ORDER BY emission, block LIMIT 1), \
-                     free AS (SELECT s.emission, s.block, s.stripe FROM block_stripes s JOIN open USING (emission, block) \
-                              WHERE s.next < s.stop ORDER BY s.stripe LIMIT 1 FOR UPDATE OF s{}) \
-                     UPDATE block_stripes t SET next = t.next + 1, exhausted_at = CASE WHEN t.next + 1 = t.stop THEN $1::BIGINT END \
-                     FROM free WHERE t.emission = free.emission AND t.block = free.block AND t.stripe = free.stripe AND t.next < t.stop \
-                     RETURNING t.emission, t.block, t.stripe, t.next - 1",
-                    if skip_locked { " SKIP LOCKED" } else { "" }
-                ))
-                .await?;
-            if let Some(row) = tx.query_opt(&claim, &[&r.now]).await? {
-                slot = Some(row);
-                break;
-            }
-            let open = tx.query_opt("SELECT 1 FROM block_stripes WHERE next < stop LIMIT 1", &[]).await?;
-            if open.is_none() {
-                return Err(StoreError::SoldOut.into());
-            }
-        }
-        // Every stripe was held, and the one waited for sold out meanwhile: a retry sees the rest.
-        let row = slot.ok_or_else(|| Failure::Retry("the stripe waited for sold out".into()))?;
-        let (emission, block, stripe, index) = (unsigned(row.get(0))?, unsigned(row.get(1))?, row.get::<_, i32>(2), unsigned(row.get(3))?);
+        let (emission, block, stripe, index) = claim(tx, open, r.now).await?;
         let lots = lots.of(tx, emission, block).await?;
         let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
         let lot = lot_of(code);
@@ -568,8 +586,8 @@ impl Store for PostgresStore {
 
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
         self.unit(|tx| {
-            let (request, lots) = (request.clone(), self.lots.clone());
-            Box::pin(async move { sell(tx, &lots, &request).await })
+            let (request, lots, open) = (request.clone(), self.lots.clone(), self.open.clone());
+            Box::pin(async move { sell(tx, &lots, &open, &request).await })
         })
         .await
     }
