@@ -412,3 +412,15 @@ async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl Int
         f.await;
     }
 }
+
+#[tokio::test]
+async fn a_data_directory_keeps_the_key_it_signed_with_before_keys_lived_in_the_store() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
+    let secret = [7u8; 32];
+    std::fs::write(data.path().join("signing-key.ed25519"), secret).unwrap();
+    let config = Config { database: Database::Sqlite(data.path().into()), dist_dir: data.path().join("dist"), demo: true, settle_after: Duration::from_secs(60) };
+    let state = AppState::open(config).await.unwrap();
+    let kid = vegas::payload::TicketSigner::from_secret(secret).kid().to_owned();
+    assert_eq!(state.printer.jwks().keys.iter().map(|k| k.kid.clone()).collect::<Vec<_>>(), [kid]);
+}
