@@ -8,46 +8,22 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod support {
+    pub mod http;
     pub mod process;
 }
 
-use reqwest::{Client, StatusCode};
-use serde_json::{Value, json};
+use reqwest::StatusCode;
+use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use support::http::Retrying;
 use support::process::{ServerProcess, vegas};
 use vegas::payload::{Jwks, verify};
 
 const INSTANCES: usize = 3;
 const PLAYERS: usize = 15;
 const TICKETS_EACH: usize = 20;
-
-struct Instances {
-    http: Client,
-    bases: Vec<String>,
-    /// Requests sent again because an instance or the database was down.
-    retries: AtomicUsize,
-}
-
-impl Instances {
-    /// Sends to instance `first`, then to the next ones in turn, until one answers other than 5xx.
-    async fn until_answered(&self, first: usize, request: impl Fn(&str) -> reqwest::RequestBuilder) -> (StatusCode, Value) {
-        for attempt in 0..600 {
-            let base = &self.bases[(first + attempt) % self.bases.len()];
-            if let Ok(response) = request(base).send().await {
-                let status = response.status();
-                if let (false, Ok(body)) = (status.is_server_error(), response.json::<Value>().await) {
-                    return (status, body);
-                }
-            }
-            self.retries.fetch_add(1, Ordering::Relaxed);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("no instance answered");
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
@@ -65,11 +41,7 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     let data = dir.path().to_owned();
     vegas(&data, &["--database", &url, "emission", "create", "--blocks", "1"]);
     let mut servers: Vec<ServerProcess> = (0..INSTANCES).map(|_| ServerProcess::start(&data, &["--database", &url, "--connections", "8"])).collect();
-    let shop = Arc::new(Instances {
-        http: Client::builder().timeout(Duration::from_secs(10)).build().unwrap(),
-        bases: servers.iter().map(ServerProcess::base).collect(),
-        retries: AtomicUsize::new(0),
-    });
+    let shop = Arc::new(Retrying::new(servers.iter().map(ServerProcess::base).collect()));
 
     let mut players = tokio::task::JoinSet::new();
     for p in 0..PLAYERS {
@@ -100,7 +72,7 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     let restart = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/cluster.sh")).args(["crash-restart", &pgdata]).output().unwrap();
     assert!(restart.status.success(), "{}", String::from_utf8_lossy(&restart.stderr));
     let results = players.join_all().await;
-    assert!(shop.retries.load(Ordering::Relaxed) > 0, "neither crash cut a request");
+    assert!(shop.retried() > 0, "neither crash cut a request");
 
     let live = &shop.bases[..INSTANCES - 1];
     let mut jwks: Vec<Jwks> = Vec::new();

@@ -4,49 +4,26 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod support {
+    pub mod http;
     pub mod process;
 }
 
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use support::http::Retrying;
 use support::process::{ServerProcess, vegas};
 
 const PLAYERS: usize = 12;
 const TICKETS_EACH: usize = 25;
 const KILLS: usize = 5;
 
-struct Shop {
-    http: Client,
-    base: String,
-    /// Requests sent again because a kill cut them or refused them.
-    retries: AtomicUsize,
-}
-
-impl Shop {
-    /// Sends until the server answers: a connection refused or cut by a kill is tried again, with the
-    /// same key, once the server is back.
-    async fn until_answered(&self, request: impl Fn() -> reqwest::RequestBuilder) -> (StatusCode, Value) {
-        for _ in 0..600 {
-            if let Ok(response) = request().send().await {
-                let status = response.status();
-                if let Ok(body) = response.json::<Value>().await {
-                    return (status, body);
-                }
-            }
-            self.retries.fetch_add(1, Ordering::Relaxed);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("the server never came back");
-    }
-
-    async fn buy(&self, token: &str, key: &str) -> (StatusCode, Value) {
-        let url = format!("{}/api/tickets", self.base);
-        self.until_answered(|| self.http.post(&url).bearer_auth(token).header("Idempotency-Key", key).json(&json!({"mode": "jouez"}))).await
-    }
+async fn buy(shop: &Retrying, token: &str, key: &str) -> (StatusCode, Value) {
+    shop.until_answered(0, |base| shop.http.post(format!("{base}/api/tickets")).bearer_auth(token).header("Idempotency-Key", key).json(&json!({"mode": "jouez"})))
+        .await
 }
 
 #[derive(Debug, Clone)]
@@ -62,11 +39,11 @@ async fn acknowledged_purchases_survive_sigkill() {
     let data = dir.path().to_owned();
     vegas(&data, &["emission", "create", "--blocks", "1"]);
     let mut server = ServerProcess::start(&data, &[]);
-    let shop = Arc::new(Shop { http: Client::builder().timeout(Duration::from_secs(10)).build().unwrap(), base: server.base(), retries: AtomicUsize::new(0) });
+    let shop = Arc::new(Retrying::new(vec![server.base()]));
 
     let mut tokens = Vec::new();
     for _ in 0..PLAYERS {
-        let (status, body) = shop.until_answered(|| shop.http.post(format!("{}/api/guest", shop.base))).await;
+        let (status, body) = shop.until_answered(0, |base| shop.http.post(format!("{base}/api/guest"))).await;
         assert_eq!(status, StatusCode::OK);
         tokens.push(body["token"].as_str().unwrap().to_owned());
     }
@@ -79,7 +56,7 @@ async fn acknowledged_purchases_survive_sigkill() {
             let mut acknowledged: HashMap<String, Acknowledged> = HashMap::new();
             for n in 0..TICKETS_EACH {
                 let key = format!("p{p}-k{n}");
-                let (status, body) = shop.buy(&token, &key).await;
+                let (status, body) = buy(&shop, &token, &key).await;
                 assert!(status == StatusCode::CREATED || status == StatusCode::OK, "{status}: {body}");
                 let ack = Acknowledged {
                     ticket_id: body["ticket"]["id"].as_str().unwrap().to_owned(),
@@ -88,7 +65,7 @@ async fn acknowledged_purchases_survive_sigkill() {
                 };
                 // A retry of an answered key, now or after the next kill, replays the same ticket.
                 if n % 5 == 4 {
-                    let (again, replay) = shop.buy(&token, &format!("p{p}-k{}", n - 2)).await;
+                    let (again, replay) = buy(&shop, &token, &format!("p{p}-k{}", n - 2)).await;
                     assert_eq!(again, StatusCode::OK, "{replay}");
                     assert_eq!(replay["ticket"]["id"].as_str(), Some(acknowledged[&format!("p{p}-k{}", n - 2)].ticket_id.as_str()));
                     assert_eq!(replay["balance_cents"].as_i64(), Some(ack.balance), "a replay debits nothing");
@@ -119,12 +96,12 @@ async fn acknowledged_purchases_survive_sigkill() {
     buying.store(false, Ordering::Relaxed);
     let (server, kills) = killer.await.unwrap();
     assert_eq!(kills, KILLS, "the players finished before every kill");
-    assert!(shop.retries.load(Ordering::Relaxed) > 0, "no request was cut by a kill");
+    assert!(shop.retried() > 0, "no request was cut by a kill");
 
     let mut serials = HashSet::new();
     for (token, acknowledged) in &results {
         let (status, history) =
-            shop.until_answered(|| shop.http.get(format!("{}/api/tickets?limit=100", shop.base)).bearer_auth(token)).await;
+            shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
         assert_eq!(status, StatusCode::OK);
         let held: HashMap<&str, &str> =
             history.as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap(), t["serial"].as_str().unwrap())).collect();
@@ -133,7 +110,7 @@ async fn acknowledged_purchases_survive_sigkill() {
             assert_eq!(held.get(ack.ticket_id.as_str()), Some(&ack.serial.as_str()), "an acknowledged ticket is still there");
             assert!(serials.insert(ack.serial.clone()), "{} sold twice", ack.serial);
         }
-        let (_, me) = shop.until_answered(|| shop.http.get(format!("{}/api/me", shop.base)).bearer_auth(token)).await;
+        let (_, me) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/me")).bearer_auth(token)).await;
         assert_eq!(me["balance_cents"].as_i64(), Some(10_000 - 300 * TICKETS_EACH as i64), "one debit per ticket");
     }
     assert_eq!(serials.len(), PLAYERS * TICKETS_EACH);

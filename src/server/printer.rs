@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(before.jwks.keys.len(), 2);
         let after = Keyring::of(&both, 5_000 + KEY_ACTIVATION.as_secs() as i64).unwrap();
         assert_eq!(kid(&after), new.kid);
-        let first = Keyring::of(&[new.clone()], 5_000).unwrap();
+        let first = Keyring::of(std::slice::from_ref(&new), 5_000).unwrap();
         assert_eq!(kid(&first), new.kid, "a first key signs at once");
         assert!(Keyring::of(&[], 0).is_err());
     }

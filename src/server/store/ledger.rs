@@ -75,6 +75,45 @@ impl TransferKind {
     }
 }
 
+/// A move of money: `amount` leaves `debit` and enters `credit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transfer<'a> {
+    pub kind: TransferKind,
+    pub debit: Account<'a>,
+    pub credit: Account<'a>,
+    pub amount: Cents,
+    /// The ticket a stake or a win is for.
+    pub ticket: Option<&'a str>,
+    /// Why money came in from outside the game.
+    pub reason: Option<&'a str>,
+}
+
+impl<'a> Transfer<'a> {
+    /// A ticket's 3 € stake, from its buyer's wallet to its block's stakes.
+    pub fn stake(player: &'a str, ticket: &'a str, emission: u32, block: u32) -> Transfer<'a> {
+        let (kind, amount, ticket) = (TransferKind::Stake, TICKET_PRICE, Some(ticket));
+        Transfer { kind, debit: Account::Wallet(player), credit: Account::Stakes { emission, block }, amount, ticket, reason: None }
+    }
+
+    /// A ticket's win, from its block's prizes to its buyer's wallet.
+    pub fn win(player: &'a str, ticket: &'a str, emission: u32, block: u32, lot: Cents) -> Transfer<'a> {
+        let (kind, ticket) = (TransferKind::Win, Some(ticket));
+        Transfer { kind, debit: Account::Prizes { emission, block }, credit: Account::Wallet(player), amount: lot, ticket, reason: None }
+    }
+
+    /// Money into a wallet from outside the game: demo money, or real money paid in.
+    pub fn credit(player: &'a str, funding: super::Funding, amount: Cents, reason: &'a str) -> Transfer<'a> {
+        let (kind, debit) = match funding {
+            super::Funding::Demo => (TransferKind::Demo, Account::Demo),
+            super::Funding::Cash => (TransferKind::Deposit, Account::Cash),
+        };
+        Transfer { kind, debit, credit: Account::Wallet(player), amount, ticket: None, reason: Some(reason) }
+    }
+}
+
+/// Each block's lots, as the stores keep them in memory once read.
+pub type LotsByBlock = std::collections::HashMap<(u32, u32), std::sync::Arc<Vec<crate::block::LotCode>>>;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountFacts {
     pub id: String,

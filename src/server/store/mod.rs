@@ -185,6 +185,43 @@ impl std::fmt::Debug for SigningKeyRecord {
     }
 }
 
+impl TicketRecord {
+    /// The ticket a sale records: `index` of a block, with the lot the block committed for it.
+    pub fn sold(request: &SaleRequest, serial: Serial, lot: Cents) -> TicketRecord {
+        TicketRecord {
+            id: request.ticket_id.clone(),
+            owner: request.player_id.clone(),
+            serial,
+            mode: request.mode,
+            lot,
+            revealed: Vec::new(),
+            sold_at: request.now,
+            credited_at: None,
+            finished_at: None,
+        }
+    }
+}
+
+// What both implementations store alike.
+
+/// The columns a `TicketRecord` is read from, in order.
+const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at";
+
+/// An amount read back from a column that never holds a negative one.
+fn cents(amount: i64) -> Result<Cents, StoreError> {
+    u64::try_from(amount).map(Cents).map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
+}
+
+/// An amount as both databases keep it (a signed 64-bit integer).
+fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
+    i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
+}
+
+/// Uncovered zones as a ticket row keeps them: a JSON list, compared whole by the compare-and-set.
+fn revealed_json(revealed: &[usize]) -> String {
+    serde_json::to_string(revealed).expect("a list of numbers serialises")
+}
+
 /// Everything the server persists. See the module documentation for the concurrency contract.
 #[async_trait]
 pub trait Store: Send + Sync {

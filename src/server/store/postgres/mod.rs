@@ -15,10 +15,10 @@
 //! of the sale order: a block's tickets are sold before the next block's, and each stripe's in order;
 //! across stripes, indices interleave (lots are shuffled anyway, so no index is worth more than another).
 
-use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, TransferKind};
+use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, Funding, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
-    SigningKeyRecord, Store, StoreError, TicketRecord,
+    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
+    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -103,7 +103,7 @@ pub struct PostgresStore {
 
 /// Each block's lots, read once (1.5 MB) and then shared.
 #[derive(Default)]
-struct Lots(RwLock<HashMap<(u32, u32), Arc<Vec<LotCode>>>>);
+struct Lots(RwLock<LotsByBlock>);
 
 impl Lots {
     async fn of(&self, client: &impl GenericClient, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, Failure> {
@@ -185,13 +185,7 @@ fn unsigned(n: i32) -> Result<u32, StoreError> {
     u32::try_from(n).map_err(|_| StoreError::Backend(format!("a negative number where none can be: {n}")))
 }
 
-fn cents(amount: i64) -> Result<Cents, StoreError> {
-    u64::try_from(amount).map(Cents).map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
-}
 
-fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
-    i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
-}
 
 fn hash(bytes: Vec<u8>) -> Result<Hash, StoreError> {
     bytes.try_into().map_err(|_| StoreError::Backend("a stored hash or seed is not 32 bytes".into()))
@@ -216,20 +210,10 @@ async fn open_account(tx: &impl GenericClient, account: &Account<'_>) -> Result<
     Ok(())
 }
 
-/// Moves `amount` from `debit` (its shard `debit_shard`) to `credit` (its shard `credit_shard`). A wallet
-/// pays only what it holds, checked by the `UPDATE` that takes it. Returns the debited shard's new
-/// balance, or `None` if it could not pay.
-#[allow(clippy::too_many_arguments)]
-async fn transfer(
-    tx: &Transaction<'_>,
-    kind: TransferKind,
-    (debit, debit_shard): (&Account<'_>, i32),
-    (credit, credit_shard): (&Account<'_>, i32),
-    amount: Cents,
-    ticket: Option<&str>,
-    reason: Option<&str>,
-    now: i64,
-) -> Result<Option<i64>, Failure> {
+/// Moves money, the debit from shard `debit_shard` of its account and the credit to shard
+/// `credit_shard` of its. A wallet pays only what it holds, checked by the `UPDATE` that takes it.
+/// Returns the debited shard's new balance, or `None` if it could not pay.
+async fn transfer(tx: &Transaction<'_>, t: &Transfer<'_>, (debit_shard, credit_shard): (i32, i32), now: i64) -> Result<Option<i64>, Failure> {
     // One statement, one round trip: the credit and the record happen only if the debit did.
     let move_money = tx
         .prepare_cached(
@@ -241,26 +225,20 @@ async fn transfer(
              SELECT (SELECT balance FROM paid), (SELECT COUNT(*) FROM got), (SELECT COUNT(*) FROM kept)",
         )
         .await?;
+    let (debit, credit) = (t.debit.id(), t.credit.id());
     let row = tx
-        .query_one(&move_money, &[&debit.id(), &debit_shard, &sql_amount(amount)?, &credit.id(), &credit_shard, &kind.as_str(), &ticket, &reason, &now])
+        .query_one(&move_money, &[&debit, &debit_shard, &sql_amount(t.amount)?, &credit, &credit_shard, &t.kind.as_str(), &t.ticket, &t.reason, &now])
         .await?;
     let Some(paid) = row.get::<_, Option<i64>>(0) else { return Ok(None) };
     if (row.get::<_, i64>(1), row.get::<_, i64>(2)) != (1, 1) {
-        return Err(StoreError::Backend(format!("no account {} shard {credit_shard}", credit.id())).into());
+        return Err(StoreError::Backend(format!("no account {credit} shard {credit_shard}")).into());
     }
     Ok(Some(paid))
 }
 
-fn funding_account(funding: Funding) -> (TransferKind, Account<'static>) {
-    match funding {
-        Funding::Demo => (TransferKind::Demo, Account::Demo),
-        Funding::Cash => (TransferKind::Deposit, Account::Cash),
-    }
-}
-
 async fn credit_wallet(tx: &Transaction<'_>, player: &str, credit: &Credit, now: i64) -> Result<(), Failure> {
-    let (kind, source) = funding_account(credit.funding);
-    transfer(tx, kind, (&source, shard_of(player.as_bytes())), (&Account::Wallet(player), 0), credit.amount, None, Some(&credit.reason), now)
+    let shards = (shard_of(player.as_bytes()), 0);
+    transfer(tx, &Transfer::credit(player, credit.funding, credit.amount, &credit.reason), shards, now)
         .await?
         .ok_or_else(|| StoreError::Backend("the funding account refused to pay".into()))?;
     Ok(())
@@ -271,7 +249,6 @@ async fn wallet_balance(client: &impl GenericClient, player: &str) -> Result<Cen
     Ok(cents(row.ok_or(StoreError::NotFound("player"))?.get(0))?)
 }
 
-const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at";
 
 fn ticket_row(r: &Row) -> Result<TicketRecord, StoreError> {
     let mode: &str = r.get(5);
@@ -294,9 +271,6 @@ async fn ticket(client: &impl GenericClient, player: &str, id: &str) -> Result<T
     Ok(ticket_row(&row.ok_or(StoreError::NotFound("ticket"))?)?)
 }
 
-fn revealed_json(revealed: &[usize]) -> String {
-    serde_json::to_string(revealed).expect("a list of numbers serialises")
-}
 
 /// Replaces a ticket's uncovered zones if they are still `before` (compare-and-set: the `UPDATE` checks
 /// the newest version of the row). Returns whether it did.
@@ -318,8 +292,7 @@ async fn credit_win(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, Fa
     let Some(row) = tx.query_opt(&claim, &[&id, &now]).await? else { return Ok(false) };
     let (player, emission, block, lot): (String, u32, u32, Cents) = (row.get(0), unsigned(row.get(1))?, unsigned(row.get(2))?, cents(row.get(3))?);
     if !lot.is_zero() {
-        let prizes = Account::Prizes { emission, block };
-        transfer(tx, TransferKind::Win, (&prizes, shard_of(id.as_bytes())), (&Account::Wallet(&player), 0), lot, Some(id), None, now)
+        transfer(tx, &Transfer::win(&player, id, emission, block, lot), (shard_of(id.as_bytes()), 0), now)
             .await?
             .ok_or_else(|| StoreError::Backend("the prize account refused to pay".into()))?;
     }
@@ -364,48 +337,36 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64) -> Result<(u32,
 }
 
 async fn sell(tx: &Transaction<'_>, lots: &Lots, open: &OpenBlock, r: &SaleRequest) -> Result<Sale, Failure> {
-        let wallet = Account::Wallet(&r.player_id);
-        if let Some(sale) = replay(tx, r).await? {
-            return Ok(sale);
-        }
-        let (emission, block, stripe, index) = claim(tx, open, r.now).await?;
-        let lots = lots.of(tx, emission, block).await?;
-        let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
-        let lot = lot_of(code);
-        let insert = tx
-            .prepare_cached(
-                "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
-            )
-            .await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
-            [&r.ticket_id, &r.player_id, &int(emission)?, &int(block)?, &int(index)?, &r.mode.as_str(), &sql_amount(lot)?, &r.now, &r.idempotency_key];
-        if tx.execute(&insert, &params).await? == 0 {
-            // A sale with this key committed while this one waited: undo this one, replay that one.
-            return Err(Failure::Retry("a sale with this Idempotency-Key committed meanwhile".into()));
-        }
-        let stakes = Account::Stakes { emission, block };
-        let Some(balance) =
-            transfer(tx, TransferKind::Stake, (&wallet, 0), (&stakes, stripe), TICKET_PRICE, Some(&r.ticket_id), None, r.now).await?
-        else {
-            let balance = wallet_balance(tx, &r.player_id).await.or_else(|e| match e {
-                Failure::Store(StoreError::NotFound(_)) => Ok(Cents::ZERO),
-                other => Err(other),
-            })?;
-            return Err(StoreError::InsufficientFunds { balance, price: TICKET_PRICE }.into());
-        };
-        let ticket = TicketRecord {
-            id: r.ticket_id.clone(),
-            owner: r.player_id.clone(),
-            serial: Serial { emission, block, index },
-            mode: r.mode,
-            lot,
-            revealed: Vec::new(),
-            sold_at: r.now,
-            credited_at: None,
-            finished_at: None,
-        };
-        Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
+    if let Some(sale) = replay(tx, r).await? {
+        return Ok(sale);
+    }
+    let (emission, block, stripe, index) = claim(tx, open, r.now).await?;
+    let lots = lots.of(tx, emission, block).await?;
+    let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
+    let lot = lot_of(code);
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
+        )
+        .await?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
+        [&r.ticket_id, &r.player_id, &int(emission)?, &int(block)?, &int(index)?, &r.mode.as_str(), &sql_amount(lot)?, &r.now, &r.idempotency_key];
+    if tx.execute(&insert, &params).await? == 0 {
+        // A sale with this key committed while this one waited: undo this one, replay that one.
+        return Err(Failure::Retry("a sale with this Idempotency-Key committed meanwhile".into()));
+    }
+    let Some(balance) =
+        transfer(tx, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), (0, stripe), r.now).await?
+    else {
+        let balance = wallet_balance(tx, &r.player_id).await.or_else(|e| match e {
+            Failure::Store(StoreError::NotFound(_)) => Ok(Cents::ZERO),
+            other => Err(other),
+        })?;
+        return Err(StoreError::InsufficientFunds { balance, price: TICKET_PRICE }.into());
+    };
+    let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
+    Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
 }
 
 /// The sale this player's key already made, if any.

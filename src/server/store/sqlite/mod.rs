@@ -6,10 +6,10 @@
 mod checkpoint;
 mod writer;
 
-use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, TransferKind};
+use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, Funding, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
-    SigningKeyRecord, Store, StoreError, TicketRecord,
+    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
+    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -20,7 +20,6 @@ use crate::rules::prize_table::TICKET_PRICE;
 use async_trait::async_trait;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +44,7 @@ impl From<rusqlite::Error> for StoreError {
 
 /// What the writer keeps between writes: each block's lots, read once (1.5 MB) and then shared.
 #[derive(Default)]
-struct Lots(HashMap<(u32, u32), Arc<Vec<LotCode>>>);
+struct Lots(LotsByBlock);
 
 impl Lots {
     fn of(&mut self, conn: &Connection, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, StoreError> {
@@ -159,13 +158,7 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 
 // ---- statements shared by several writes ---------------------------------------------------------
 
-fn cents(amount: i64) -> Result<Cents, StoreError> {
-    u64::try_from(amount).map(Cents).map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
-}
 
-fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
-    i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
-}
 
 fn balance(conn: &Connection, account: &Account) -> Result<Cents, StoreError> {
     let stored: Option<i64> =
@@ -178,46 +171,32 @@ fn open_account(conn: &Connection, account: &Account) -> Result<(), StoreError> 
     Ok(())
 }
 
-/// Moves `amount` from `debit` to `credit`: the debited wallet must hold it (checked by the same
-/// `UPDATE` that takes it), both balances change with the transfer row. Returns the debited account's
-/// new balance, or `None` if it could not pay.
-fn transfer(
-    conn: &Connection,
-    kind: TransferKind,
-    debit: &Account,
-    credit: &Account,
-    amount: Cents,
-    ticket: Option<&str>,
-    reason: Option<&str>,
-    now: i64,
-) -> Result<Option<i64>, StoreError> {
-    let amount = sql_amount(amount)?;
+/// Moves money: the debited wallet must hold it (checked by the same `UPDATE` that takes it), both
+/// balances change with the transfer row. Returns the debited account's new balance, or `None` if it
+/// could not pay.
+fn transfer(conn: &Connection, t: &Transfer, now: i64) -> Result<Option<i64>, StoreError> {
+    let amount = sql_amount(t.amount)?;
     let paid: Option<i64> = conn
         .prepare_cached("UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND (kind <> 'wallet' OR balance >= ?2) RETURNING balance")?
-        .query_row(params![debit.id(), amount], |r| r.get(0))
+        .query_row(params![t.debit.id(), amount], |r| r.get(0))
         .optional()?;
     if paid.is_none() {
         return Ok(None);
     }
-    let credited = conn.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?.execute(params![credit.id(), amount])?;
+    let credited = conn.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?.execute(params![t.credit.id(), amount])?;
     if credited != 1 {
-        return Err(StoreError::Backend(format!("no account {}", credit.id())));
+        return Err(StoreError::Backend(format!("no account {}", t.credit.id())));
     }
     conn.prepare_cached("INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-        .execute(params![kind.as_str(), debit.id(), credit.id(), amount, ticket, reason, now])?;
+        .execute(params![t.kind.as_str(), t.debit.id(), t.credit.id(), amount, t.ticket, t.reason, now])?;
     Ok(paid)
 }
 
 fn credit_wallet(conn: &Connection, player_id: &str, credit: &Credit, now: i64) -> Result<(), StoreError> {
-    let (kind, source) = match credit.funding {
-        Funding::Demo => (TransferKind::Demo, Account::Demo),
-        Funding::Cash => (TransferKind::Deposit, Account::Cash),
-    };
-    transfer(conn, kind, &source, &Account::Wallet(player_id), credit.amount, None, Some(&credit.reason), now)?;
+    transfer(conn, &Transfer::credit(player_id, credit.funding, credit.amount, &credit.reason), now)?
+        .ok_or_else(|| StoreError::Backend("the funding account refused to pay".into()))?;
     Ok(())
 }
-
-const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at";
 
 fn ticket_row(r: &Row) -> rusqlite::Result<TicketRecord> {
     let mode: String = r.get(5)?;
@@ -243,9 +222,6 @@ fn ticket(conn: &Connection, player_id: &str, ticket_id: &str) -> Result<TicketR
         .ok_or(StoreError::NotFound("ticket"))
 }
 
-fn revealed_json(revealed: &[usize]) -> String {
-    serde_json::to_string(revealed).expect("a list of numbers serialises")
-}
 
 /// Replaces a ticket's uncovered zones if they are still `before` (compare-and-set: a write that read
 /// an older list changes nothing). Returns whether it did.
@@ -268,7 +244,7 @@ fn credit_win(conn: &Connection, ticket_id: &str, now: i64) -> Result<bool, Stor
     let Some((player, emission, block, lot)) = claimed else { return Ok(false) };
     let lot = cents(lot)?;
     if !lot.is_zero() {
-        transfer(conn, TransferKind::Win, &Account::Prizes { emission, block }, &Account::Wallet(&player), lot, Some(ticket_id), None, now)?
+        transfer(conn, &Transfer::win(&player, ticket_id, emission, block, lot), now)?
             .ok_or_else(|| StoreError::Backend("the prize account refused to pay".into()))?;
     }
     Ok(true)
@@ -340,21 +316,11 @@ fn sell(conn: &Connection, lots: &mut Lots, r: &SaleRequest) -> Result<Sale, Sto
         return Err(StoreError::Backend("a sale with this Idempotency-Key was recorded meanwhile".into()));
     }
     let Some(balance) =
-        transfer(conn, TransferKind::Stake, &wallet, &Account::Stakes { emission, block }, TICKET_PRICE, Some(&r.ticket_id), None, r.now)?
+        transfer(conn, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), r.now)?
     else {
         return Err(StoreError::InsufficientFunds { balance: balance_or_zero(conn, &wallet)?, price: TICKET_PRICE });
     };
-    let ticket = TicketRecord {
-        id: r.ticket_id.clone(),
-        owner: r.player_id.clone(),
-        serial: Serial { emission, block, index },
-        mode: r.mode,
-        lot,
-        revealed: Vec::new(),
-        sold_at: r.now,
-        credited_at: None,
-        finished_at: None,
-    };
+    let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
     Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
 }
 
