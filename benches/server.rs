@@ -32,6 +32,8 @@ const TARGET_RATE: f64 = 5_000.0;
 const TARGET_P99: Duration = Duration::from_millis(25);
 const HEAVY_TICKETS: usize = 20_000;
 const RUN: Duration = Duration::from_secs(5);
+/// How long the run that settles 20 000 due tickets lasts; they must all be settled by its end.
+const SETTLE_RUN: Duration = Duration::from_secs(25);
 
 struct Run {
     elapsed: Duration,
@@ -109,6 +111,10 @@ impl Load {
 /// Players together buy `rate` tickets a second, each on its own schedule and through instance
 /// `player % instances`; a latency counts from the purchase's scheduled time.
 async fn paced(loads: &[Arc<Load>], tokens: &[String], rate: f64, label: &str) -> Run {
+    paced_for(loads, tokens, rate, label, RUN).await
+}
+
+async fn paced_for(loads: &[Arc<Load>], tokens: &[String], rate: f64, label: &str, length: Duration) -> Run {
     let period = Duration::from_secs_f64(tokens.len() as f64 / rate);
     let start = tokio::time::Instant::now() + Duration::from_millis(20);
     let mut players = JoinSet::new();
@@ -117,7 +123,7 @@ async fn paced(loads: &[Arc<Load>], tokens: &[String], rate: f64, label: &str) -
         let mut next = start + period.mul_f64(p as f64 / tokens.len() as f64);
         players.spawn(async move {
             let (mut latencies, mut errors, mut n) = (Vec::new(), 0, 0);
-            while next < start + RUN {
+            while next < start + length {
                 tokio::time::sleep_until(next).await;
                 match load.buy(&token, &format!("{label}-{p}-{n}")).await {
                     Ok(()) => latencies.push(next.elapsed()),
@@ -301,7 +307,7 @@ fn main() {
         let load = Arc::new(Load::new(&server));
         println!("server load benchmark: `vegas serve` on loopback, SQLite with synchronous=FULL (every answered purchase is durable)");
         println!("  setting up {PLAYERS} players and one with {HEAVY_TICKETS} tickets…");
-        let tokens = players(&load, PLAYERS, |p| if p < 50 { 50 } else { 10 }).await;
+        let tokens = players(&load, PLAYERS, |p| if p < 50 { 60 } else { 25 }).await;
         let heavy = load.guest().await;
         let heavy_id: String = load.http.get(format!("{}/api/me", load.base)).bearer_auth(&heavy).send().await.unwrap().json::<Value>().await.unwrap()["id"]
             .as_str()
@@ -332,11 +338,21 @@ fn main() {
         let health = closed("GET /healthz, 50 connections (wrk)", 50, None);
         let closed50 = closed("purchases, 50 players, closed loop (wrk)", 50, Some((&tokens50, "c50")));
         let closed500 = closed("purchases, 500 players, closed loop (wrk)", 500, Some((&tokens500, "c500")));
-        let (cpu, own) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
-        let steady = paced(std::slice::from_ref(&load), &tokens, TARGET_RATE, "p1").await;
-        let cores = (cpu_seconds(pid) - cpu) / steady.elapsed.as_secs_f64();
-        let load_cores = (cpu_seconds(std::process::id()) - own) / steady.elapsed.as_secs_f64();
-        println!("  {:<48} {}  server {cores:.2} cores, load {load_cores:.2}", "purchases, 500 players paced at 5 000/s", steady.line());
+        // Three paced runs, each from a quiet server (what the run before queued up is not charged to
+        // it); the median p99 is held to the target, as this shared machine's noise moves any one run.
+        let mut paced_runs = Vec::new();
+        for round in 1..=3 {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let (cpu, own) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
+            let run = paced(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p1-{round}")).await;
+            let cores = (cpu_seconds(pid) - cpu) / run.elapsed.as_secs_f64();
+            let load_cores = (cpu_seconds(std::process::id()) - own) / run.elapsed.as_secs_f64();
+            println!("  {:<48} {}  server {cores:.2} cores, load {load_cores:.2}", format!("purchases, 500 players paced at 5 000/s ({round})"), run.line());
+            paced_runs.push(run);
+        }
+        paced_runs.sort_by_key(|run| run.percentile(0.99));
+        let steady = paced_runs.swap_remove(1);
+        println!("  {:<48} {}", "  the median run", steady.line());
         println!(
             "  purchases/s ÷ healthz/s: {:.1} % (50 players), {:.1} % (500 players)",
             100.0 * closed50.rate / health.rate,
@@ -346,6 +362,13 @@ fn main() {
         let met = sustained >= TARGET_RATE && steady.percentile(0.99) < TARGET_P99 && steady.errors == 0 && closed500.failed == 0;
         println!("  target at 500 players, ≥ 5 000 durable purchases/s with p99 < 25 ms: {}", verdict(met));
 
+        // Settling is measured on a server just restarted (its caches cold), so the baseline is too: a
+        // paced run after a restart with nothing due, then one after a restart with 20 000 tickets due.
+        server.kill();
+        server.restart();
+        let fresh_load = Arc::new(Load::new(&server));
+        let cold = paced(std::slice::from_ref(&fresh_load), &tokens, TARGET_RATE, "p-cold").await;
+        println!("  {:<48} {}", "same, just after a restart, nothing due", cold.line());
         // The heavy player's tickets fall due: the server finds them at its next start.
         server.kill();
         let conn = rusqlite::Connection::open(data.join("vegas.sqlite3")).unwrap();
@@ -355,27 +378,34 @@ fn main() {
         server.restart();
         let load = Arc::new(Load::new(&server));
         let pid = server.pid();
+        // The settler paces itself (a batch, a breath): the run lasts long enough for all of it.
+        let started = Instant::now();
         let watch = {
             let (data, heavy_id) = (data.to_owned(), heavy_id.clone());
-            let started = Instant::now();
             tokio::task::spawn_blocking(move || {
-                while unsettled(&data, &heavy_id) > 0 && started.elapsed() < Duration::from_secs(30) {
-                    std::thread::sleep(Duration::from_millis(20));
+                while unsettled(&data, &heavy_id) > 0 && started.elapsed() < SETTLE_RUN {
+                    std::thread::sleep(Duration::from_millis(100));
                 }
                 started.elapsed()
             })
         };
         let cpu = cpu_seconds(pid);
-        let settling = paced(std::slice::from_ref(&load), &tokens, TARGET_RATE, "p2").await;
+        let settling = paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, "p2", SETTLE_RUN).await;
         let cores = (cpu_seconds(pid) - cpu) / settling.elapsed.as_secs_f64();
         let settled_in = watch.await.unwrap();
-        println!("  {:<48} {}  server {cores:.2} cores", format!("same, settling {due} due tickets meanwhile"), settling.line());
-        let added = settling.percentile(0.99).saturating_sub(steady.percentile(0.99));
+        let left = unsettled(data, &heavy_id);
         println!(
-            "  {due} tickets settled in {:.2} s; p99 added: {} (target < 10 ms: {})",
+            "  {:<48} {}  server {cores:.2} cores",
+            format!("same, after a restart, settling {due} due tickets ({:.0} s)", settling.elapsed.as_secs_f64()),
+            settling.line()
+        );
+        let added = settling.percentile(0.99).saturating_sub(cold.percentile(0.99));
+        println!(
+            "  {} tickets settled in {:.1} s, during the run; p99 added: {} (target < 10 ms: {})",
+            due - left,
             settled_in.as_secs_f64(),
             ms(added),
-            verdict(added < Duration::from_millis(10) && unsettled(data, &heavy_id) == 0)
+            verdict(added < Duration::from_millis(10) && left == 0)
         );
 
         // One purchase at a time: the player with 20 000 tickets, then a new player.

@@ -131,8 +131,10 @@ pub async fn jwks(State(state): State<AppState>) -> ApiJson<Jwks> {
     ApiJson(state.printer.jwks())
 }
 
-/// Tickets credited per settlement round: each round is one short write, so sales go on between them.
-const SETTLE_BATCH: usize = 64;
+/// Tickets credited per settlement round: each round is one short write, and a breath between rounds
+/// leaves the store to the sales, so a backlog of due tickets is worked off without stalling play.
+const SETTLE_BATCH: usize = 16;
+const SETTLE_BREATH: Duration = Duration::from_millis(10);
 /// After a round in which every due ticket failed, wait this long before trying them again.
 const SETTLE_RETRY: Duration = Duration::from_secs(5);
 
@@ -156,6 +158,7 @@ pub async fn settle_due_forever(state: AppState) {
             tracing::error!(ticket, error, "a due ticket could not be settled");
         }
         if report.examined == SETTLE_BATCH && report.settled > 0 {
+            tokio::time::sleep(SETTLE_BREATH).await;
             continue;
         }
         let wait = if report.failed.is_empty() {
