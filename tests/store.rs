@@ -2,7 +2,7 @@
 //! (tasks on a multi-threaded runtime, started together). One suite; each backend runs all of it.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use vegas::block::LotCode;
@@ -13,7 +13,7 @@ use vegas::rules::{Surface, Zone};
 use vegas::server::store::ledger::{self, LedgerReport};
 use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::sqlite::SqliteStore;
-use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, SaleRequest, Store, StoreError};
+use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
 
 /// A store under test, with whatever keeps it alive.
 struct Backend {
@@ -74,6 +74,7 @@ conformance!(
     sales_racing_across_blocks_that_sell_out,
     a_ticket_belongs_to_its_buyer_only,
     names_are_unique_and_sessions_expire,
+    a_crowd_buying_at_once_is_answered_sale_by_sale,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -252,6 +253,59 @@ async fn sales_racing_across_blocks_that_sell_out(store: Arc<dyn Store>) {
     assert!(blocks.iter().all(|b| b.sold == b.size && b.closed_at.is_some()), "{blocks:?}");
     let report = ledger_passes(&*store).await;
     assert_eq!(report.blocks.iter().map(|b| b.stakes_balance).sum::<i64>(), 55 * 300);
+}
+
+/// Many players buying at once (a store may sell them together, as PostgreSQL's groups do): each sale
+/// answers its own ticket and its wallet's balance just after it, a wallet that cannot pay for all its
+/// purchases pays for those it can, and the same keys sent again replay without a debit.
+async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(200)).await;
+    let mut players = Vec::new();
+    for n in 0..40 {
+        // Even players can pay for their 3 purchases (10 €), odd ones for 1 of them (5 €).
+        let euros = if n % 2 == 0 { 10 } else { 5 };
+        players.push((player(&*store, &format!("p-{n}"), euros).await, euros));
+    }
+    let crowd = |wave: &'static str| {
+        let mut racing = JoinSet::new();
+        for (p, _) in &players {
+            for i in 0..3 {
+                let (store, p) = (store.clone(), p.clone());
+                racing.spawn(async move { ((p.clone(), i), store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("{wave}-{p}-{i}"))).await) });
+            }
+        }
+        async { racing.join_all().await.into_iter().collect::<HashMap<_, _>>() }
+    };
+    let first = crowd("first").await;
+    for (p, euros) in &players {
+        let sales: Vec<&Sale> = first.iter().filter(|((q, _), _)| q == p).filter_map(|(_, r)| r.as_ref().ok()).collect();
+        let refused = first.iter().filter(|((q, _), r)| q == p && matches!(r, Err(StoreError::InsufficientFunds { .. }))).count();
+        let mut balances: Vec<u64> = sales.iter().map(|s| s.balance.0).collect();
+        balances.sort_unstable();
+        if *euros == 10 {
+            assert_eq!((balances, refused), (vec![100, 400, 700], 0), "{p}: each sale answers the balance just after it");
+        } else {
+            assert_eq!((balances, refused), (vec![200], 2), "{p}");
+        }
+        assert!(sales.iter().all(|s| s.ticket.owner == *p && !s.replayed));
+    }
+    let serials: HashSet<_> = first.iter().filter_map(|(_, r)| r.as_ref().ok()).map(|s| s.ticket.serial).collect();
+    assert_eq!(serials.len(), 20 * 3 + 20);
+
+    let again = crowd("again").await;
+    assert_eq!(again.len(), first.len());
+    for ((p, i), was) in &first {
+        match (was, &again[&(p.clone(), *i)]) {
+            (Ok(was), Ok(now)) => assert!(now.replayed && now.ticket == was.ticket, "{p}: a key sent again replays its ticket"),
+            (Err(StoreError::InsufficientFunds { .. }), Err(StoreError::InsufficientFunds { .. })) => {}
+            other => panic!("{p}: {other:?}"),
+        }
+    }
+    for (p, euros) in &players {
+        assert_eq!(balance(&*store, p).await, Cents(if *euros == 10 { 100 } else { 200 }));
+    }
+    let report = ledger_passes(&*store).await;
+    assert_eq!(report.blocks.iter().map(|b| b.stakes_balance).sum::<i64>(), 80 * 300);
 }
 
 async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {

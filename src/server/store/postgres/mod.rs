@@ -32,8 +32,11 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
+
+mod sales;
 
 mod embedded {
     refinery::embed_migrations!("src/server/store/postgres/migrations");
@@ -96,10 +99,19 @@ fn backend(e: impl std::fmt::Display) -> StoreError {
 type Work<'a, T> = Pin<Box<dyn Future<Output = Result<T, Failure>> + Send + 'a>>;
 
 pub struct PostgresStore {
+    core: Core,
+    /// Where a sale waits to be sold with the others waiting (see [`sales`]).
+    sales: mpsc::Sender<sales::PendingSale>,
+}
+
+/// What a unit of work needs, shared by the store and its sale groupers.
+#[derive(Clone)]
+struct Core {
     pool: Pool,
     lots: Arc<Lots>,
     open: Arc<OpenBlock>,
 }
+
 
 /// Each block's lots, read once (1.5 MB) and then shared.
 #[derive(Default)]
@@ -127,16 +139,18 @@ impl PostgresStore {
             deadpool_postgres::ManagerConfig { recycling_method: deadpool_postgres::RecyclingMethod::Fast },
         );
         let pool = Pool::builder(manager).max_size(connections).build().map_err(backend)?;
-        let store = PostgresStore { pool, lots: Arc::default(), open: Arc::default() };
-        store.migrate().await?;
+        let core = Core { pool, lots: Arc::default(), open: Arc::default() };
+        core.migrate().await?;
         // The accounts money enters the game from, with their shards (opening them again is a no-op).
-        let client = store.pool.get().await.map_err(backend)?;
+        let client = core.pool.get().await.map_err(backend)?;
         for account in [Account::Cash, Account::Demo] {
             open_account(&client, &account).await?;
         }
-        Ok(store)
+        Ok(PostgresStore { sales: sales::start(core.clone()), core })
     }
+}
 
+impl Core {
     async fn migrate(&self) -> Result<(), StoreError> {
         let mut client = self.pool.get().await.map_err(backend)?;
         client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(backend)?;
@@ -149,6 +163,14 @@ impl PostgresStore {
     /// Runs `work` in one transaction and commits it; runs it again if PostgreSQL aborted it to break a
     /// deadlock or a serialization conflict (it left no trace then).
     async fn unit<T: Send>(&self, work: impl for<'a> Fn(&'a Transaction<'a>) -> Work<'a, T> + Send + Sync) -> Result<T, StoreError> {
+        self.unit_retried(RETRIES, work).await
+    }
+
+    async fn unit_retried<T: Send>(
+        &self,
+        retries: u32,
+        work: impl for<'a> Fn(&'a Transaction<'a>) -> Work<'a, T> + Send + Sync,
+    ) -> Result<T, StoreError> {
         let mut attempt = 0;
         loop {
             let mut client = self.pool.get().await.map_err(backend)?;
@@ -159,12 +181,12 @@ impl PostgresStore {
             };
             match outcome {
                 Ok(value) => return Ok(value),
-                Err(Failure::Retry(_)) if attempt < RETRIES => {
+                Err(Failure::Retry(_)) if attempt < retries => {
                     attempt += 1;
                     let pause = rand::random_range(0..=1u64 << attempt.min(6));
                     tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
                 }
-                Err(Failure::Retry(why)) => return Err(StoreError::Backend(format!("still in conflict after {RETRIES} retries: {why}"))),
+                Err(Failure::Retry(why)) => return Err(StoreError::Backend(format!("still in conflict after {retries} retries: {why}"))),
                 Err(Failure::Store(e)) => return Err(e),
             }
         }
@@ -302,8 +324,18 @@ async fn credit_win(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, Fa
 /// The lowest block with tickets left, as last seen: where sales look first.
 type OpenBlock = Mutex<Option<(i32, i32)>>;
 
-/// Takes the next index of a free stripe of the lowest open block: (emission, block, stripe, index).
-async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64) -> Result<(u32, u32, i32, u32), Failure> {
+/// Tickets taken from one stripe: `count` indices from `start` on.
+struct Claimed {
+    emission: u32,
+    block: u32,
+    stripe: i32,
+    start: u32,
+    count: u32,
+}
+
+/// Takes up to `wanted` next indices of a free stripe of the lowest open block (fewer if the stripe
+/// has fewer left).
+async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) -> Result<Claimed, Failure> {
     for _ in 0..4 {
         let cached = *open.lock().unwrap_or_else(|p| p.into_inner());
         let (emission, block) = match cached {
@@ -316,18 +348,21 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64) -> Result<(u32,
             }
         };
         // A stripe another sale holds is passed over; only if every one is held does this sale wait.
+        // The stripe's `next` as locked is its newest: where the indices taken start.
         for wait in ["SKIP LOCKED", ""] {
             let take = tx
                 .prepare_cached(&format!(
-                    "WITH free AS (SELECT stripe FROM block_stripes WHERE emission = $2 AND block = $3 AND next < stop \
+                    "WITH free AS (SELECT stripe, next FROM block_stripes WHERE emission = $2 AND block = $3 AND next < stop \
                                    ORDER BY stripe LIMIT 1 FOR UPDATE {wait}) \
-                     UPDATE block_stripes t SET next = t.next + 1, exhausted_at = CASE WHEN t.next + 1 = t.stop THEN $1::BIGINT END \
+                     UPDATE block_stripes t SET next = LEAST(t.next + $4, t.stop), \
+                                                exhausted_at = CASE WHEN t.next + $4 >= t.stop THEN $1::BIGINT END \
                      FROM free WHERE t.emission = $2 AND t.block = $3 AND t.stripe = free.stripe AND t.next < t.stop \
-                     RETURNING t.stripe, t.next - 1"
+                     RETURNING t.stripe, free.next, t.next"
                 ))
                 .await?;
-            if let Some(row) = tx.query_opt(&take, &[&now, &emission, &block]).await? {
-                return Ok((unsigned(emission)?, unsigned(block)?, row.get(0), unsigned(row.get(1))?));
+            if let Some(row) = tx.query_opt(&take, &[&now, &emission, &block, &int(wanted)?]).await? {
+                let (start, end) = (unsigned(row.get(1))?, unsigned(row.get(2))?);
+                return Ok(Claimed { emission: unsigned(emission)?, block: unsigned(block)?, stripe: row.get(0), start, count: end - start });
             }
         }
         // Sold out (since last seen): look for the next open block.
@@ -340,7 +375,7 @@ async fn sell(tx: &Transaction<'_>, lots: &Lots, open: &OpenBlock, r: &SaleReque
     if let Some(sale) = replay(tx, r).await? {
         return Ok(sale);
     }
-    let (emission, block, stripe, index) = claim(tx, open, r.now).await?;
+    let Claimed { emission, block, stripe, start: index, .. } = claim(tx, open, r.now, 1).await?;
     let lots = lots.of(tx, emission, block).await?;
     let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
     let lot = lot_of(code);
@@ -470,7 +505,7 @@ async fn ledger_facts(tx: &Transaction<'_>, lots: &Lots) -> Result<LedgerFacts, 
 #[async_trait]
 impl Store for PostgresStore {
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
-        self.unit(|tx| {
+        self.core.unit(|tx| {
             let player = player.clone();
             Box::pin(async move {
                 let inserted = tx
@@ -494,7 +529,7 @@ impl Store for PostgresStore {
     }
 
     async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let row = client.query_opt("SELECT name, guest FROM players WHERE id = $1", &[&id]).await?.ok_or(StoreError::NotFound("player"))?;
             Ok(PlayerRecord { balance: wallet_balance(client, id).await?, id: id.to_owned(), name: row.get(0), guest: row.get(1) })
         })
@@ -502,7 +537,7 @@ impl Store for PostgresStore {
     }
 
     async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let row = client.query_opt("SELECT id, password_hash FROM players WHERE name = $1 AND password_hash IS NOT NULL", &[&name]).await?;
             Ok(row.map(|r| Credentials { player_id: r.get(0), password_hash: r.get(1) }))
         })
@@ -510,7 +545,7 @@ impl Store for PostgresStore {
     }
 
     async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             client.execute("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES ($1, $2, $3)", &[&token_hash, &player_id, &expires_at]).await?;
             Ok(())
         })
@@ -518,7 +553,7 @@ impl Store for PostgresStore {
     }
 
     async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let find = client.prepare_cached("SELECT player_id FROM sessions WHERE token_hash = $1 AND expires_at > $2").await?;
             Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
         })
@@ -526,7 +561,7 @@ impl Store for PostgresStore {
     }
 
     async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             client.execute("DELETE FROM sessions WHERE token_hash = $1", &[&token_hash]).await?;
             Ok(())
         })
@@ -534,7 +569,7 @@ impl Store for PostgresStore {
     }
 
     async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError> {
-        self.unit(|tx| {
+        self.core.unit(|tx| {
             let (player, credit) = (player_id.to_owned(), credit.clone());
             Box::pin(async move {
                 wallet_balance(tx, &player).await?;
@@ -546,15 +581,13 @@ impl Store for PostgresStore {
     }
 
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
-        self.unit(|tx| {
-            let (request, lots, open) = (request.clone(), self.lots.clone(), self.open.clone());
-            Box::pin(async move { sell(tx, &lots, &open, &request).await })
-        })
-        .await
+        let (answer, answered) = oneshot::channel();
+        self.sales.send(sales::PendingSale { request, answer }).await.map_err(|_| StoreError::Backend("the sale groupers stopped".into()))?;
+        answered.await.map_err(|_| StoreError::Backend("a sale grouper stopped before answering".into()))?
     }
 
     async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError> {
-        self.unit(|tx| {
+        self.core.unit(|tx| {
             let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
             Box::pin(async move {
                 let mut t = ticket(tx, &player, &id).await?;
@@ -574,7 +607,7 @@ impl Store for PostgresStore {
     }
 
     async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError> {
-        self.unit(|tx| {
+        self.core.unit(|tx| {
             let (player, id) = (player_id.to_owned(), ticket_id.to_owned());
             Box::pin(async move {
                 let t = ticket(tx, &player, &id).await?;
@@ -597,7 +630,7 @@ impl Store for PostgresStore {
 
     async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
         let limit = i64::try_from(limit).map_err(backend)?;
-        self.unit(|tx| {
+        self.core.unit(|tx| {
             Box::pin(async move {
                 // Tickets another instance is settling are locked: passed over, never credited twice.
                 let due: Vec<String> = tx
@@ -631,15 +664,15 @@ impl Store for PostgresStore {
     }
 
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
-        self.read(async |client| Ok(client.query_one("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL", &[]).await?.get(0))).await
+        self.core.read(async |client| Ok(client.query_one("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL", &[]).await?.get(0))).await
     }
 
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
-        self.read(async |client| ticket(client, player_id, ticket_id).await).await
+        self.core.read(async |client| ticket(client, player_id, ticket_id).await).await
     }
 
     async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let rows = client
                 .query(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 ORDER BY seq DESC LIMIT $2"), &[&player_id, &i64::from(limit)])
                 .await?;
@@ -649,7 +682,7 @@ impl Store for PostgresStore {
     }
 
     async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError> {
-        self.unit(|tx| {
+        self.core.unit(|tx| {
             let block = block.clone();
             Box::pin(async move {
                 tx.execute("INSERT INTO designs (hash, text) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&block.design_hash.as_slice(), &block.design_text])
@@ -682,11 +715,11 @@ impl Store for PostgresStore {
     }
 
     async fn next_emission(&self) -> Result<u32, StoreError> {
-        self.read(async |client| Ok(unsigned(client.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.get(0))?)).await
+        self.core.read(async |client| Ok(unsigned(client.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.get(0))?)).await
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let rows = client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?;
             Ok(rows.iter().map(block_row).collect::<Result<_, _>>()?)
         })
@@ -694,7 +727,7 @@ impl Store for PostgresStore {
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let row = client.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[&int(emission)?, &int(block)?]).await?;
             Ok(block_row(&row.ok_or(StoreError::NotFound("block"))?)?)
         })
@@ -702,7 +735,7 @@ impl Store for PostgresStore {
     }
 
     async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let row = client.query_opt("SELECT text FROM designs WHERE hash = $1", &[&hash.as_slice()]).await?;
             Ok(row.ok_or(StoreError::NotFound("design"))?.get(0))
         })
@@ -711,8 +744,8 @@ impl Store for PostgresStore {
 
     async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
         // One snapshot for every fact, even while instances sell.
-        self.unit(|tx| {
-            let lots = self.lots.clone();
+        self.core.unit(|tx| {
+            let lots = self.core.lots.clone();
             Box::pin(async move {
                 tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
                 ledger_facts(tx, &lots).await
@@ -722,7 +755,7 @@ impl Store for PostgresStore {
     }
 
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             let rows = client.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
             Ok(rows.iter().map(|r| Ok(SigningKeyRecord { kid: r.get(0), secret: hash(r.get(1))?, created_at: r.get(2) })).collect::<Result<_, StoreError>>()?)
         })
@@ -730,7 +763,7 @@ impl Store for PostgresStore {
     }
 
     async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError> {
-        self.read(async |client| {
+        self.core.read(async |client| {
             client
                 .execute(
                     "INSERT INTO signing_keys (kid, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
