@@ -14,6 +14,9 @@
 //! Only when every stripe of the block is held does a sale wait, for the first to be free. What remains
 //! of the sale order: a block's tickets are sold before the next block's, and each stripe's in order;
 //! across stripes, indices interleave (lots are shuffled anyway, so no index is worth more than another).
+//!
+//! Sales arriving together are sold together, in one transaction of multi-row statements ([`sales`]);
+//! the one-sale unit of work here sells what a group leaves.
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::{
