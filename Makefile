@@ -14,10 +14,13 @@ tools:
 	@[ -x $(E2E)/node_modules/.bin/wasm-opt ] || (cd $(E2E) && npm ci --no-audit --no-fund)
 	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || (apt-get update && apt-get install -y chromium chromium-driver)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
+	@command -v brotli >/dev/null || (apt-get update && apt-get install -y brotli)
 
+# The game in dist/, then the designers' preview in dist/preview/ (Trunk empties dist/ first).
 dist: tools
 	cargo fetch --locked
 	trunk build --release
+	trunk build preview.html --release --dist dist/preview --public-url /preview/
 
 run: dist
 	cargo run --release --locked -- serve
@@ -28,7 +31,7 @@ test: dist
 
 test-suites:
 	VEGAS_REQUIRE_POSTGRES=1 cargo test --locked
-	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --test web
+	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --features preview --test web
 	cargo build --release --locked
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
 
@@ -50,10 +53,10 @@ bench-web: dist
 	cargo build --release --locked
 	cd $(E2E) && node bench.mjs
 
-# Designers: the preview on http://127.0.0.1:8081/#/preview, rebuilt and reloaded on every change.
+# Designers: the preview on http://127.0.0.1:8081/, rebuilt and reloaded on every change.
 preview: tools
 	cargo fetch --locked
-	trunk serve
+	trunk serve preview.html --dist target/preview-dist
 
 # After an intended visual change: rewrite the preview's screenshot baselines (then look at them and commit).
 update-baselines: dist

@@ -21,6 +21,7 @@
 pub mod api;
 pub mod composer;
 pub mod gallery;
+pub mod json;
 pub mod money;
 pub mod payload;
 pub mod play;

@@ -42,9 +42,19 @@ struct Server {
 }
 
 async fn server(settle_after: Duration) -> Server {
+    server_on(settle_after, None).await
+}
+
+/// A server of the built app in `dist` (read when the server starts).
+async fn server_with_dist(dist: &std::path::Path) -> Server {
+    server_on(Duration::from_secs(3600), Some(dist.into())).await
+}
+
+async fn server_on(settle_after: Duration, dist: Option<std::path::PathBuf>) -> Server {
     let data = tempfile::tempdir().unwrap();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
-    let config = Config { database: Database::Sqlite(data.path().into()), dist_dir: data.path().join("dist"), demo: true, settle_after };
+    let dist_dir = dist.unwrap_or_else(|| data.path().join("dist"));
+    let config = Config { database: Database::Sqlite(data.path().into()), dist_dir, demo: true, settle_after };
     let state = AppState::open(config).await.unwrap();
     let store = state.store.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -365,6 +375,38 @@ async fn serves_the_app_compressed_to_browsers_that_accept_it() {
             assert_eq!(body.as_ref(), wasm.as_slice());
         }
     }
+}
+
+/// Files compressed at build are sent as they are; files named after their content are cached for a
+/// year, the pages never without asking again; the preview's page is served with its own script allowed.
+#[tokio::test]
+async fn serves_build_compressed_files_as_they_are_and_caches_only_hashed_names() {
+    let dist = tempfile::tempdir().unwrap();
+    let (page, preview) = ("<html><script type=\"module\">game()</script></html>", "<html><script type=\"module\">preview()</script></html>");
+    std::fs::create_dir_all(dist.path().join("preview")).unwrap();
+    std::fs::write(dist.path().join("index.html"), page).unwrap();
+    std::fs::write(dist.path().join("preview/index.html"), preview).unwrap();
+    let wasm = "vegas-0123456789abcdef_bg.wasm";
+    std::fs::write(dist.path().join(wasm), b"the wasm itself").unwrap();
+    std::fs::write(dist.path().join(format!("{wasm}.br")), b"as brotli 11 made it").unwrap();
+    std::fs::write(dist.path().join(format!("{wasm}.gz")), b"as gzip 9 made it").unwrap();
+    let s = server_with_dist(dist.path()).await;
+
+    for (accept, encoding, body) in [("br, gzip", Some("br"), "as brotli 11 made it"), ("gzip", Some("gzip"), "as gzip 9 made it"), ("identity", None, "the wasm itself")] {
+        let r = s.http.get(s.url(&format!("/{wasm}"))).header("accept-encoding", accept).send().await.unwrap();
+        assert_eq!(r.headers().get("content-encoding").map(|v| v.to_str().unwrap()), encoding, "{accept}");
+        assert_eq!(r.headers()["cache-control"], "public, max-age=31536000, immutable");
+        assert_eq!(r.text().await.unwrap(), body);
+    }
+    for (path, body) in [("/", page), ("/jeu", page), ("/preview/", preview)] {
+        let r = s.http.get(s.url(path)).send().await.unwrap();
+        assert_eq!((r.status(), r.headers()["cache-control"].to_str().unwrap()), (StatusCode::OK, "no-cache"), "{path}");
+        let csp = r.headers()["content-security-policy"].to_str().unwrap().to_owned();
+        assert_eq!(csp.matches("'sha256-").count(), 2, "both pages' loaders are allowed: {csp}");
+        assert_eq!(r.text().await.unwrap(), body, "{path}");
+    }
+    let missing = s.http.get(s.url("/vegas-fedcba9876543210.js")).send().await.unwrap();
+    assert_eq!(missing.headers()["cache-control"], "no-cache", "a name not found (answered with the page) is never cached");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

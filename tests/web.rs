@@ -205,11 +205,11 @@ fn claims_for(lot: Cents) -> TicketClaims {
 }
 
 #[wasm_bindgen_test]
-fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_one() {
+async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_one() {
     let signer = TicketSigner::from_secret([3; 32]);
     let claims = claims_for(Cents::euros(50));
     let view = signed_view(&signer, &claims);
-    let game = open_ticket(&view, &signer.jwks()).expect("a genuine ticket opens");
+    let game = open_ticket(&view, &signer.jwks()).await.expect("a genuine ticket opens");
     assert_eq!(game.outcome.lot, Cents::euros(50));
     assert!(game.needs_choice(), "« Jouez » starts with the choice of a surface");
 
@@ -218,17 +218,24 @@ fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_one() {
     let mut json: serde_json::Value = serde_json::from_slice(&B64.decode(body).unwrap()).unwrap();
     json["lot_cents"] = 4_000_000.into();
     let tampered = TicketView { payload: format!("{header}.{}.{signature}", B64.encode(json.to_string())), ..view.clone() };
-    let refusal = open_ticket(&tampered, &signer.jwks()).unwrap_err();
+    let refusal = open_ticket(&tampered, &signer.jwks()).await.unwrap_err();
     assert!(refusal.starts_with("Ticket refusé"), "{refusal}");
     assert!(refusal.contains("signature"), "{refusal}");
 
+    // The signature itself altered: WebCrypto refuses it.
+    let mut forged = B64.decode(signature).unwrap();
+    forged[10] ^= 1;
+    let forged = TicketView { payload: format!("{header}.{body}.{}", B64.encode(forged)), ..view.clone() };
+    let refusal = open_ticket(&forged, &signer.jwks()).await.unwrap_err();
+    assert!(refusal.contains("signature does not match"), "{refusal}");
+
     // Signed by a key the server does not publish.
     let foreign = signed_view(&TicketSigner::from_secret([4; 32]), &claims);
-    assert!(open_ticket(&foreign, &signer.jwks()).unwrap_err().contains("no published key"));
+    assert!(open_ticket(&foreign, &signer.jwks()).await.unwrap_err().contains("no published key"));
 
     // Correctly signed, but its symbols do not read its lot: refused all the same.
     let lying = TicketClaims { lot_cents: Cents::euros(40_000), ..claims };
-    let refusal = open_ticket(&signed_view(&signer, &lying), &signer.jwks()).unwrap_err();
+    let refusal = open_ticket(&signed_view(&signer, &lying), &signer.jwks()).await.unwrap_err();
     assert!(refusal.contains("symbols read 50,00"), "{refusal}");
 }
 

@@ -85,16 +85,16 @@ impl Jwk {
         Jwk { kid: thumbprint(&x), kty: "OKP".into(), crv: "Ed25519".into(), x, alg: Some("EdDSA".into()), use_: Some("sig".into()) }
     }
 
-    fn verifying_key(&self) -> Result<VerifyingKey, PayloadError> {
+    /// The raw Ed25519 public key (RFC 8037 `x`).
+    pub fn public_key(&self) -> Result<[u8; 32], PayloadError> {
         if self.kty != "OKP" || self.crv != "Ed25519" {
             return Err(PayloadError::UnsupportedKey(self.kid.clone()));
         }
-        let bytes: [u8; 32] = B64
-            .decode(&self.x)
-            .ok()
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| PayloadError::UnsupportedKey(self.kid.clone()))?;
-        VerifyingKey::from_bytes(&bytes).map_err(|_| PayloadError::UnsupportedKey(self.kid.clone()))
+        B64.decode(&self.x).ok().and_then(|b| b.try_into().ok()).ok_or_else(|| PayloadError::UnsupportedKey(self.kid.clone()))
+    }
+
+    fn verifying_key(&self) -> Result<VerifyingKey, PayloadError> {
+        VerifyingKey::from_bytes(&self.public_key()?).map_err(|_| PayloadError::UnsupportedKey(self.kid.clone()))
     }
 }
 
@@ -140,7 +140,7 @@ impl TicketSigner {
 
 /// One JWS part; serialising these plain structs cannot fail.
 fn b64_json<T: Serialize>(value: &T) -> String {
-    B64.encode(serde_json::to_vec(value).expect("plain structs serialise"))
+    B64.encode(crate::json::to_string(value).expect("plain structs serialise"))
 }
 
 /// A payload that passed every check.
@@ -174,45 +174,69 @@ pub enum PayloadError {
 
 /// Checks a payload against the published keys, then re-reads its lot with the evaluator.
 pub fn verify(token: &str, jwks: &Jwks) -> Result<VerifiedTicket, PayloadError> {
-    let mut parts = token.split('.');
-    let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(PayloadError::Malformed("expected three dot-separated parts"));
-    };
-    let header: Header = B64
-        .decode(header64)
-        .ok()
-        .and_then(|h| serde_json::from_slice(&h).ok())
-        .ok_or(PayloadError::Malformed("unreadable protected header"))?;
-    if header.alg != "EdDSA" {
-        return Err(PayloadError::Algorithm(header.alg));
-    }
-    let jwk = jwks.keys.iter().find(|k| k.kid == header.kid).ok_or(PayloadError::UnknownKey(header.kid))?;
-    let signature: [u8; 64] = B64
-        .decode(sig64)
-        .ok()
-        .and_then(|s| s.try_into().ok())
-        .ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
-    let signing_input = &token[..header64.len() + 1 + claims64.len()];
-    jwk.verifying_key()?
-        .verify_strict(signing_input.as_bytes(), &Signature::from_bytes(&signature))
+    let signed = SignedPayload::read(token, jwks)?;
+    signed
+        .key
+        .verifying_key()?
+        .verify_strict(signed.signing_input.as_bytes(), &Signature::from_bytes(&signed.signature))
         .map_err(|_| PayloadError::Signature)?;
-    let claims_json = B64.decode(claims64).map_err(|_| PayloadError::Malformed("claims are not base64url"))?;
-    // Read the version first so that a future format is reported as such, not as garbage.
-    #[derive(Deserialize)]
-    struct Versioned {
-        v: u32,
+    signed.open()
+}
+
+/// A payload taken apart, its key found: what a signature check needs, and the claims to open once it
+/// has passed. [`verify`] checks the signature here; the game has the browser check it (WebCrypto).
+pub struct SignedPayload<'a> {
+    pub key: &'a Jwk,
+    /// The JWS signing input: the header and claims as sent, in base64url.
+    pub signing_input: &'a str,
+    pub signature: [u8; 64],
+    claims64: &'a str,
+}
+
+impl<'a> SignedPayload<'a> {
+    pub fn read(token: &'a str, jwks: &'a Jwks) -> Result<SignedPayload<'a>, PayloadError> {
+        let mut parts = token.split('.');
+        let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(PayloadError::Malformed("expected three dot-separated parts"));
+        };
+        let header: Header = B64
+            .decode(header64)
+            .ok()
+            .and_then(|h| crate::json::from_slice(&h).ok())
+            .ok_or(PayloadError::Malformed("unreadable protected header"))?;
+        if header.alg != "EdDSA" {
+            return Err(PayloadError::Algorithm(header.alg));
+        }
+        let key = jwks.keys.iter().find(|k| k.kid == header.kid).ok_or(PayloadError::UnknownKey(header.kid))?;
+        let signature: [u8; 64] = B64
+            .decode(sig64)
+            .ok()
+            .and_then(|s| s.try_into().ok())
+            .ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
+        let signing_input = &token[..header64.len() + 1 + claims64.len()];
+        Ok(SignedPayload { key, signing_input, signature, claims64 })
     }
-    let version: Versioned = serde_json::from_slice(&claims_json).map_err(|e| PayloadError::Claims(e.to_string()))?;
-    if version.v != FORMAT_VERSION {
-        return Err(PayloadError::Version(version.v));
+
+    /// The claims, once the signature has passed: their version, their symbols, and the lot they read.
+    pub fn open(&self) -> Result<VerifiedTicket, PayloadError> {
+        let claims_json = B64.decode(self.claims64).map_err(|_| PayloadError::Malformed("claims are not base64url"))?;
+        // Read the version first so that a future format is reported as such, not as garbage.
+        #[derive(Deserialize)]
+        struct Versioned {
+            v: u32,
+        }
+        let version: Versioned = crate::json::from_slice(&claims_json).map_err(PayloadError::Claims)?;
+        if version.v != FORMAT_VERSION {
+            return Err(PayloadError::Version(version.v));
+        }
+        let claims: TicketClaims = crate::json::from_slice(&claims_json).map_err(PayloadError::Claims)?;
+        let outcome = claims.zones.evaluate()?;
+        if outcome.lot != claims.lot_cents {
+            return Err(PayloadError::LotMismatch { signed: claims.lot_cents, read: outcome.lot });
+        }
+        Ok(VerifiedTicket { claims, outcome })
     }
-    let claims: TicketClaims = serde_json::from_slice(&claims_json).map_err(|e| PayloadError::Claims(e.to_string()))?;
-    let outcome = claims.zones.evaluate()?;
-    if outcome.lot != claims.lot_cents {
-        return Err(PayloadError::LotMismatch { signed: claims.lot_cents, read: outcome.lot });
-    }
-    Ok(VerifiedTicket { claims, outcome })
 }
 
 #[cfg(test)]

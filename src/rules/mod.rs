@@ -22,7 +22,8 @@ pub use roulette::{RouletteZones, Stake};
 /// The name serde gives a unit variant (`"poker"`, `"craps-throw2"`, `"two-pairs"`): one spelling for
 /// the JSON, the app's test ids and the designers' specimen ids.
 pub fn serde_name(value: impl Serialize) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    let json = crate::json::to_string(&value).unwrap_or_default();
+    json.strip_prefix('"').and_then(|name| name.strip_suffix('"')).unwrap_or_default().to_owned()
 }
 
 /// The four independent surfaces, in the ticket's order.

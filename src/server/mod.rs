@@ -105,23 +105,27 @@ impl AppState {
     }
 }
 
+/// The built app's pages: the game, and the designers' preview (its own build).
+const PAGES: [&str; 2] = ["index.html", "preview/index.html"];
+
 /// Content-Security-Policy: only our own scripts (and wasm), no framing, no third-party anything.
-/// Trunk's loader is an inline module script, allowed by its hash (computed from `index.html`).
+/// Trunk's loader is an inline module script, allowed by its hash (computed from each page).
 fn content_security_policy(dist: &std::path::Path) -> String {
     use base64::Engine;
     use sha2::Digest;
-    let html = std::fs::read_to_string(dist.join("index.html")).unwrap_or_default();
     let mut hashes = String::new();
-    let mut rest = html.as_str();
-    while let Some(start) = rest.find("<script") {
-        let after = &rest[start..];
-        let (Some(open_end), Some(close)) = (after.find('>'), after.find("</script>")) else { break };
-        let body = &after[open_end + 1..close];
-        if !after[..open_end].contains("src=") && !body.trim().is_empty() {
-            let digest = sha2::Sha256::digest(body.as_bytes());
-            hashes.push_str(&format!(" 'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(digest)));
+    for html in PAGES.iter().filter_map(|page| std::fs::read_to_string(dist.join(page)).ok()) {
+        let mut rest = html.as_str();
+        while let Some(start) = rest.find("<script") {
+            let after = &rest[start..];
+            let (Some(open_end), Some(close)) = (after.find('>'), after.find("</script>")) else { break };
+            let body = &after[open_end + 1..close];
+            if !after[..open_end].contains("src=") && !body.trim().is_empty() {
+                let digest = sha2::Sha256::digest(body.as_bytes());
+                hashes.push_str(&format!(" 'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(digest)));
+            }
+            rest = &after[close + 9..];
         }
-        rest = &after[close + 9..];
     }
     format!(
         "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{hashes}; style-src 'self' 'unsafe-inline'; \
@@ -147,7 +151,10 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });
 
     let dist = &state.config.dist_dir;
-    let app = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+    // Files compressed at build time (`.br`, `.gz`: see Trunk.toml) are sent as they are.
+    let index = ServeFile::new(dist.join("index.html")).precompressed_br().precompressed_gzip();
+    let app = ServeDir::new(dist).precompressed_br().precompressed_gzip().fallback(index);
+    let app = Router::new().fallback_service(app).layer(axum::middleware::map_response(cache_control_for_app));
     let csp = HeaderValue::from_str(&content_security_policy(dist)).expect("an ASCII policy");
     let header = |name: HeaderName, value: &'static str| SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value));
 
@@ -155,10 +162,9 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .route("/.well-known/jwks.json", get(tickets::jwks))
         .route("/healthz", get(|| async { "ok" }))
-        .fallback_service(app)
+        .merge(app)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        // The app is a 1.2 MB wasm file: brotli or gzip cut what a phone downloads by two thirds. Level 5
-        // compresses it in tens of milliseconds; brotli's default (11) would take a second a request.
+        // What was not compressed at build (API answers, an app built without it) is, cheaply.
         .layer(CompressionLayer::new().quality(CompressionLevel::Precise(5)))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, csp))
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
@@ -166,6 +172,29 @@ pub fn router(state: AppState) -> Router {
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Trunk names the app's files after their content (`vegas-<hex>_bg.wasm`): such a file never
+/// changes, so it is cached for a year. Anything else (the pages) is checked again on every load, so
+/// that a new release is never hidden behind a stale page that names old files.
+async fn cache_control_for_app(uri: axum::http::Uri, mut response: axum::response::Response) -> axum::response::Response {
+    // A name not found gets the game's page (the fallback): that must not be cached under the name.
+    let page = response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"text/html"));
+    let value = if content_hashed(uri.path()) && response.status().is_success() && !page {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+    response
+}
+
+fn content_hashed(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or_default();
+    let stem = name.split('.').next().unwrap_or_default();
+    let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+    // A 64-bit hash in hex, without its leading zeros.
+    stem.rsplit_once('-').is_some_and(|(_, hash)| (8..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Serves until Ctrl-C, settling abandoned tickets in the background.

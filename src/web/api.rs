@@ -4,9 +4,10 @@
 pub use crate::api::{Me, TicketAndBalance, TicketView};
 use crate::payload::Jwks;
 use crate::rules::Zone;
-use gloo_net::http::{Request, Response};
-use serde::Deserialize;
+use crate::json;
+use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
 struct Session {
@@ -41,14 +42,23 @@ struct ErrorBody {
 }
 
 async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
-    let network = |e: gloo_net::Error| ApiFailure { status: 0, code: "network".into(), message: e.to_string() };
-    let response = sent.map_err(network)?;
+    let network = |message: String| ApiFailure { status: 0, code: "network".into(), message };
+    let response = sent.map_err(|e| network(e.to_string()))?;
+    // A body cut short reads as a failed connection: the caller retries as for one.
+    let text = response.text().await.map_err(|e| network(e.to_string()));
     if response.ok() {
-        return response.json::<T>().await.map_err(network);
+        return json::from_str(&text?).map_err(network);
     }
     let status = response.status();
-    let body = response.json::<ErrorBody>().await.unwrap_or(ErrorBody { error: "http".into(), message: response.status_text() });
+    let body = text.ok().and_then(|t| json::from_str::<ErrorBody>(&t).ok());
+    let body = body.unwrap_or(ErrorBody { error: "http".into(), message: response.status_text() });
     Err(ApiFailure { status, code: body.error, message: body.message })
+}
+
+/// The request with a JSON body.
+fn with_json(request: RequestBuilder, body: &impl Serialize) -> Request {
+    let text = json::to_string(body).expect("plain structs serialise");
+    request.header("Content-Type", "application/json").body(text).expect("a string body")
 }
 
 pub async fn me() -> Result<Me, ApiFailure> {
@@ -68,17 +78,21 @@ pub async fn history() -> Result<Vec<TicketView>, ApiFailure> {
 }
 
 pub async fn buy(mode: &str, idempotency_key: &str) -> Result<TicketAndBalance, ApiFailure> {
-    let request = Request::post("/api/tickets")
-        .header("Idempotency-Key", idempotency_key)
-        .json(&serde_json::json!({ "mode": mode }))
-        .expect("a JSON body");
+    #[derive(Serialize)]
+    struct Buy<'a> {
+        mode: &'a str,
+    }
+    let request = with_json(Request::post("/api/tickets").header("Idempotency-Key", idempotency_key), &Buy { mode });
     read(request.send().await).await
 }
 
 pub async fn reveal(ticket_id: &str, zones: &[Zone]) -> Result<TicketView, ApiFailure> {
-    let zones: Vec<usize> = zones.iter().map(|z| z.index()).collect();
-    let request = Request::post(&format!("/api/tickets/{ticket_id}/reveal")).json(&serde_json::json!({ "zones": zones })).expect("a JSON body");
-    read(request.send().await).await
+    #[derive(Serialize)]
+    struct Reveal {
+        zones: Vec<usize>,
+    }
+    let zones = zones.iter().map(|z| z.index()).collect();
+    read(with_json(Request::post(&format!("/api/tickets/{ticket_id}/reveal")), &Reveal { zones }).send().await).await
 }
 
 pub async fn complete(ticket_id: &str) -> Result<TicketAndBalance, ApiFailure> {
@@ -86,6 +100,9 @@ pub async fn complete(ticket_id: &str) -> Result<TicketAndBalance, ApiFailure> {
 }
 
 pub async fn demo_deposit(amount_cents: u64) -> Result<Me, ApiFailure> {
-    let request = Request::post("/api/wallet/deposit").json(&serde_json::json!({ "amount_cents": amount_cents })).expect("a JSON body");
-    read(request.send().await).await
+    #[derive(Serialize)]
+    struct Deposit {
+        amount_cents: u64,
+    }
+    read(with_json(Request::post("/api/wallet/deposit"), &Deposit { amount_cents }).send().await).await
 }

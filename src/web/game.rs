@@ -4,7 +4,7 @@
 
 use crate::api::TicketState;
 use crate::money::format_signed_cents;
-use crate::payload::{Jwks, PayloadError, verify};
+use crate::payload::{Jwks, PayloadError, SignedPayload, VerifiedTicket};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
 use super::api::{self, ApiFailure, TicketView};
@@ -15,10 +15,26 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use yew::prelude::*;
 
-/// Verifies a ticket's payload and turns it into a game where it was left.
-pub fn open_ticket(view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
-    let verified = verify(&view.payload, jwks).map_err(|e| format!("Ticket refusé : sa signature ou son contenu est invalide ({e})."))?;
-    Ok(Game {
+/// Verifies a ticket's payload — its signature by the browser ([`super::signature`]), then its claims
+/// and its lot by the shared evaluator — and turns it into a game where it was left.
+pub async fn open_ticket(view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
+    Ok(game_at(view, verify(view, jwks).await.map_err(|e| refusal(&e))?))
+}
+
+async fn verify(view: &TicketView, jwks: &Jwks) -> Result<VerifiedTicket, PayloadError> {
+    let signed = SignedPayload::read(&view.payload, jwks)?;
+    super::signature::check(&signed).await?;
+    signed.open()
+}
+
+/// What the player reads when a ticket does not pass.
+pub fn refusal(e: &PayloadError) -> String {
+    format!("Ticket refusé : sa signature ou son contenu est invalide ({e}).")
+}
+
+/// A verified ticket as a game, where its view says it was left.
+pub fn game_at(view: &TicketView, verified: VerifiedTicket) -> Game {
+    Game {
         ticket_id: view.id.clone(),
         serial: view.serial.clone(),
         mode: view.mode,
@@ -27,21 +43,19 @@ pub fn open_ticket(view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
         revealed: view.revealed.iter().filter_map(|&i| Zone::from_index(i)).collect(),
         chosen: None,
         completed: view.state == TicketState::Finished,
-    })
+    }
 }
 
 /// Opens a ticket; if it is signed with a key this page has not listed (a key rotated since it loaded),
 /// fetches the keys again once and keeps them.
 async fn open_with_current_keys(dispatch: &Dispatch, view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
-    let refused = match open_ticket(view, jwks) {
-        Ok(game) => return Ok(game),
-        Err(refused) => refused,
+    let refused = match verify(view, jwks).await {
+        Ok(verified) => return Ok(game_at(view, verified)),
+        Err(PayloadError::UnknownKey(kid)) => refusal(&PayloadError::UnknownKey(kid)),
+        Err(other) => return Err(refusal(&other)),
     };
-    if !matches!(verify(&view.payload, jwks), Err(PayloadError::UnknownKey(_))) {
-        return Err(refused);
-    }
     let fresh = api::jwks().await.map_err(|_| refused)?;
-    let game = open_ticket(view, &fresh);
+    let game = open_ticket(view, &fresh).await;
     dispatch.dispatch(Msg::Keys(fresh));
     game
 }
@@ -152,11 +166,15 @@ async fn refresh_history(dispatch: &Dispatch) {
 /// Signs in (as a guest on first visit), loads the keys and history, then sends again a purchase left
 /// unanswered before a reload, or else resumes an unfinished ticket.
 async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
-    let me = match api::me().await {
-        Err(e) if e.status == 401 => api::guest().await,
-        other => other,
+    let signed_in = async {
+        match api::me().await {
+            Err(e) if e.status == 401 => api::guest().await,
+            other => other,
+        }
     };
-    let (me, jwks) = match (me, api::jwks().await) {
+    // The keys are public: fetched while the player is signed in, not after.
+    let (me, jwks) = futures::future::join(signed_in, api::jwks()).await;
+    let (me, jwks) = match (me, jwks) {
         (Ok(me), Ok(jwks)) => (me, jwks),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
@@ -204,7 +222,7 @@ impl PendingPurchase {
     const STORAGE_KEY: &'static str = "vegas.pending-purchase";
 
     fn new(mode: Mode) -> PendingPurchase {
-        let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| js_sys::Date::now().to_string());
+        let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| (js_sys::Date::now() as u64).to_string());
         PendingPurchase { key, mode }
     }
 
@@ -213,11 +231,11 @@ impl PendingPurchase {
     }
 
     fn stored() -> Option<PendingPurchase> {
-        serde_json::from_str(&Self::storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
+        crate::json::from_str(&Self::storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
     }
 
     fn store(&self) {
-        if let (Some(storage), Ok(json)) = (Self::storage(), serde_json::to_string(self)) {
+        if let (Some(storage), Ok(json)) = (Self::storage(), crate::json::to_string(self)) {
             let _ = storage.set_item(Self::STORAGE_KEY, &json);
         }
     }

@@ -1,8 +1,12 @@
-//! The web app (wasm32): the game players see, and the designers' preview, on two hash routes.
+//! The web app (wasm32), in two builds from the same components:
 //!
-//! - [`game`] (`/#/`, the default): the Yew game talking to the ticket server.
-//! - [`preview`] (`/#/preview`): every surface and ticket of the gallery, composed in the browser with no
-//!   server, for designers.
+//! - the game (`index.html`): [`game`], the Yew game talking to the ticket server — all that players
+//!   download;
+//! - the designers' preview (`preview.html`, served at `/preview/`, the `preview` feature): every
+//!   surface and ticket of the gallery, composed in the browser with no server. It alone carries the
+//!   composer and the design file's parser.
+//!
+//! And what both use:
 //! - [`ticket`]: the ticket card and the artwork of every symbol, shared by both.
 //! - [`scratch_zone`]: one canvas scratch zone.
 //! - [`api`]: the ticket server's API.
@@ -13,37 +17,17 @@
 
 pub mod api;
 pub mod game;
+#[cfg(feature = "preview")]
 pub mod preview;
 pub mod scratch_zone;
+pub mod signature;
 pub mod ticket;
 
-use yew::prelude::*;
-use yew_router::prelude::*;
+/// Starts the build's app: the preview in the preview build, the game otherwise.
+#[cfg(feature = "preview")]
+pub use preview::start;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Routable)]
-pub enum Route {
-    #[at("/")]
-    Game,
-    #[at("/preview")]
-    Preview,
-    /// Any other hash plays the game rather than showing an error page.
-    #[not_found]
-    #[at("/jeu")]
-    Other,
-}
-
-#[function_component(Root)]
-fn root() -> Html {
-    html! {
-        <HashRouter>
-            <Switch<Route> render={|route| match route {
-                Route::Preview => html! { <preview::Preview /> },
-                Route::Game | Route::Other => html! { <game::App /> },
-            }} />
-        </HashRouter>
-    }
-}
-
+#[cfg(not(feature = "preview"))]
 pub fn start() {
-    yew::Renderer::<Root>::new().render();
+    yew::Renderer::<game::App>::new().render();
 }

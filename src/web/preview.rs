@@ -1,6 +1,7 @@
-//! The designers' preview (`/#/preview`): every specimen of the [`gallery`] drawn by the game's own
+//! The designers' preview (`preview.html`, at `/preview/`): every specimen of the [`gallery`] drawn by the game's own
 //! components, with no server. Whole tickets are signed with a throw-away key made in the page and
-//! opened by [`open_ticket`], the very check the game runs on a bought ticket; single surfaces are read
+//! opened by the game's own checks (its claims and lot; the signature by [`crate::payload::verify`]
+//! where the game has the browser check it); single surfaces are read
 //! by the evaluator. A specimen that the composer and the evaluator disagree on shows the error instead.
 //!
 //! The URL holds what a designer shares: `#/preview?seed=…&item=…` names one exact picture. A design
@@ -12,8 +13,7 @@
 //! is simulated faithfully: foils are painted at that ratio and the specimen is zoomed by
 //! ratio ÷ screen ratio, so the screen shows the very pixels such a device would.
 
-use super::Route;
-use super::game::open_ticket;
+use super::game::{game_at, refusal};
 use super::scratch_zone::{FoilSettings, auto_pause_ms};
 use super::ticket::{SurfaceCard, TicketCard};
 use crate::api::{TicketState, TicketView};
@@ -30,6 +30,29 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 const DEFAULT_SEED: &str = "vegas";
+
+/// `#/preview?seed=…&item=…` names one exact picture to share; any other route shows the preview too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Routable)]
+pub enum Route {
+    #[at("/preview")]
+    Preview,
+    #[not_found]
+    #[at("/")]
+    Other,
+}
+
+#[function_component(Root)]
+fn root() -> Html {
+    html! {
+        <HashRouter>
+            <Switch<Route> render={|_| html! { <Preview /> }} />
+        </HashRouter>
+    }
+}
+
+pub fn start() {
+    yew::Renderer::<Root>::new().render();
+}
 
 /// `#/preview?seed=…&item=…`
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -88,7 +111,7 @@ fn prepare(specimen: Specimen, index: u32, key: &LocalKey) -> Prepared {
                 win_cents: None,
                 sold_at: 0,
             };
-            open_ticket(&view, &key.jwks)
+            crate::payload::verify(&view.payload, &key.jwks).map(|verified| game_at(&view, verified)).map_err(|e| refusal(&e))
         }
         Shows::Surface(surface) => match specimen.ticket.read_surfaces() {
             Ok(outcome) if outcome.surface_win(surface) == specimen.win => Ok(Game {

@@ -86,7 +86,9 @@ fn paint_foil(canvas: &HtmlCanvasElement, label: &str, pixel_ratio: Option<f64>)
         ctx.stroke();
         x += 9.0;
     }
-    let font = |size: f64| format!("700 {size}px Georgia, 'DejaVu Serif', serif");
+    // The size written by JavaScript (the same shortest digits Rust would print): no float formatting
+    // code of Rust's in the player's download for this one number.
+    let font = |size: f64| format!("700 {}px Georgia, 'DejaVu Serif', serif", String::from(js_sys::Number::from(size).to_string_with_radix(10).unwrap_or_default()));
     let mut size = (h * 0.22).clamp(10.0, 17.0);
     ctx.set_font(&font(size));
     // Narrow zones (the bonus card) get a smaller label rather than a clipped one.

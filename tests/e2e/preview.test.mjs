@@ -58,7 +58,7 @@ async function openPreview(hash = `#/preview?seed=${SEED}`) {
     const url = r.url();
     if (url.startsWith('http') && (!url.startsWith(base) || /\/(api|\.well-known)\//.test(url))) foreignRequests.push(url);
   });
-  await page.goto(`${base}/${hash}`);
+  await page.goto(`${base}/preview/${hash}`);
   await page.waitForSelector('[data-testid=design-status]');
   return { context, page, errors };
 }

@@ -2,7 +2,7 @@
 // static server for dist/ alone.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, dirname, extname, normalize } from 'node:path';
@@ -23,12 +23,13 @@ export function launchBrowser() {
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.toml': 'text/plain; charset=utf-8' };
 
-/** Serves the built app (dist/) and nothing else: no API, no ticket server. Resolves to its base URL. */
+/** Serves the built app (dist/: the game, and the preview in dist/preview/) and nothing else: no API,
+ * no ticket server. Resolves to its base URL. */
 export function serveDist() {
   const dist = join(root, 'dist');
   const server = createServer(async (request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-    const file = join(dist, path === '/' ? 'index.html' : path);
+    const file = join(dist, path.endsWith('/') ? `${path}index.html` : path);
     try {
       const body = await readFile(file);
       response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
@@ -39,6 +40,14 @@ export function serveDist() {
     }
   });
   return new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${server.address().port}` })));
+}
+
+/** What a player's first load fetches from dist/: the game's page and the files it names. */
+export function firstLoadFiles() {
+  const page = readFileSync(join(root, 'dist', 'index.html'), 'utf8');
+  // Minified, the page leaves its attribute values unquoted.
+  const named = [...page.matchAll(/(?:href|src)="?\/([^"\s>]+)/g)].map(match => match[1]);
+  return ['index.html', ...new Set(named)];
 }
 
 /** The server binary (release build). */
