@@ -61,8 +61,35 @@ fn with_json(request: RequestBuilder, body: &impl Serialize) -> Request {
     request.header("Content-Type", "application/json").body(text).expect("a string body")
 }
 
-pub async fn me() -> Result<Me, ApiFailure> {
-    read(Request::get("/api/me").send().await).await
+/// The answer to a start-up request the page sent before the app loaded (`window.vegasEarly` in
+/// `index.html`), taken once; `None` if there is none (left).
+async fn early(name: &str) -> Option<Result<Response, gloo_net::Error>> {
+    use wasm_bindgen::JsCast;
+    let early = js_sys::Reflect::get(&js_sys::global(), &"vegasEarly".into()).ok()?;
+    let promise = js_sys::Reflect::get(&early, &name.into()).ok()?.dyn_into::<js_sys::Promise>().ok()?;
+    js_sys::Reflect::delete_property(early.dyn_ref::<js_sys::Object>()?, &name.into()).ok()?;
+    let answer = wasm_bindgen_futures::JsFuture::from(promise).await;
+    Some(answer.map(|r| Response::from(r.unchecked_into::<web_sys::Response>())).map_err(|e| gloo_net::Error::GlooError(format!("{e:?}"))))
+}
+
+async fn get(url: &str, early_name: &str) -> Result<Response, gloo_net::Error> {
+    match early(early_name).await {
+        Some(answer) => answer,
+        None => Request::get(url).send().await,
+    }
+}
+
+/// The player signed in: the session's, or on a first visit (no session) a new guest's — as the page
+/// asked at load if it did, else asked now.
+pub async fn sign_in() -> Result<Me, ApiFailure> {
+    let sent = get("/api/me", "session").await;
+    if sent.as_ref().is_ok_and(|r| r.url().ends_with("/api/guest")) {
+        return read::<Session>(sent).await.map(|s| s.player);
+    }
+    match read::<Me>(sent).await {
+        Err(e) if e.status == 401 => guest().await,
+        other => other,
+    }
 }
 
 pub async fn guest() -> Result<Me, ApiFailure> {
@@ -70,7 +97,7 @@ pub async fn guest() -> Result<Me, ApiFailure> {
 }
 
 pub async fn jwks() -> Result<Jwks, ApiFailure> {
-    read(Request::get("/.well-known/jwks.json").send().await).await
+    read(get("/.well-known/jwks.json", "jwks").await).await
 }
 
 pub async fn history() -> Result<Vec<TicketView>, ApiFailure> {

@@ -166,14 +166,8 @@ async fn refresh_history(dispatch: &Dispatch) {
 /// Signs in (as a guest on first visit), loads the keys and history, then sends again a purchase left
 /// unanswered before a reload, or else resumes an unfinished ticket.
 async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
-    let signed_in = async {
-        match api::me().await {
-            Err(e) if e.status == 401 => api::guest().await,
-            other => other,
-        }
-    };
     // The keys are public: fetched while the player is signed in, not after.
-    let (me, jwks) = futures::future::join(signed_in, api::jwks()).await;
+    let (me, jwks) = futures::future::join(api::sign_in(), api::jwks()).await;
     let (me, jwks) = match (me, jwks) {
         (Ok(me), Ok(jwks)) => (me, jwks),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
