@@ -41,18 +41,36 @@ struct ErrorBody {
     message: String,
 }
 
-async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
-    let network = |message: String| ApiFailure { status: 0, code: "network".into(), message };
+/// An answer from the server, its body read.
+struct Answer {
+    url: String,
+    status: u16,
+    status_text: String,
+    body: String,
+}
+
+fn network(message: String) -> ApiFailure {
+    ApiFailure { status: 0, code: "network".into(), message }
+}
+
+/// Waits for the answer and its whole body. A body cut short reads as a failed connection: the caller
+/// retries as for one.
+async fn answer(sent: Result<Response, gloo_net::Error>) -> Result<Answer, ApiFailure> {
     let response = sent.map_err(|e| network(e.to_string()))?;
-    // A body cut short reads as a failed connection: the caller retries as for one.
-    let text = response.text().await.map_err(|e| network(e.to_string()));
-    if response.ok() {
-        return json::from_str(&text?).map_err(network);
+    let body = response.text().await.map_err(|e| network(e.to_string()))?;
+    Ok(Answer { url: response.url(), status: response.status(), status_text: response.status_text(), body })
+}
+
+fn parse<T: DeserializeOwned>(answer: Answer) -> Result<T, ApiFailure> {
+    if (200..300).contains(&answer.status) {
+        return json::from_str(&answer.body).map_err(network);
     }
-    let status = response.status();
-    let body = text.ok().and_then(|t| json::from_str::<ErrorBody>(&t).ok());
-    let body = body.unwrap_or(ErrorBody { error: "http".into(), message: response.status_text() });
-    Err(ApiFailure { status, code: body.error, message: body.message })
+    let body = json::from_str::<ErrorBody>(&answer.body).unwrap_or(ErrorBody { error: "http".into(), message: answer.status_text });
+    Err(ApiFailure { status: answer.status, code: body.error, message: body.message })
+}
+
+async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
+    parse(answer(sent).await?)
 }
 
 /// The request with a JSON body.
@@ -61,32 +79,38 @@ fn with_json(request: RequestBuilder, body: &impl Serialize) -> Request {
     request.header("Content-Type", "application/json").body(text).expect("a string body")
 }
 
-/// The answer to a start-up request the page sent before the app loaded (`window.vegasEarly` in
-/// `index.html`), taken once; `None` if there is none (left).
-async fn early(name: &str) -> Option<Result<Response, gloo_net::Error>> {
+/// The answer to a start-up request the page sent, and read, before the app loaded
+/// (`window.vegasEarly` in `index.html`: `{url, status, statusText, body}`), taken once; `None` if there is none.
+async fn early(name: &str) -> Option<Result<Answer, ApiFailure>> {
     use wasm_bindgen::JsCast;
     let early = js_sys::Reflect::get(&js_sys::global(), &"vegasEarly".into()).ok()?;
     let promise = js_sys::Reflect::get(&early, &name.into()).ok()?.dyn_into::<js_sys::Promise>().ok()?;
     js_sys::Reflect::delete_property(early.dyn_ref::<js_sys::Object>()?, &name.into()).ok()?;
-    let answer = wasm_bindgen_futures::JsFuture::from(promise).await;
-    Some(answer.map(|r| Response::from(r.unchecked_into::<web_sys::Response>())).map_err(|e| gloo_net::Error::GlooError(format!("{e:?}"))))
+    let answer = match wasm_bindgen_futures::JsFuture::from(promise).await {
+        Ok(answer) => answer,
+        Err(e) => return Some(Err(network(format!("{e:?}")))),
+    };
+    let field = |name: &str| js_sys::Reflect::get(&answer, &name.into()).ok();
+    let status = field("status")?.as_f64()? as u16;
+    let (url, status_text, body) = (field("url")?.as_string()?, field("statusText")?.as_string()?, field("body")?.as_string()?);
+    Some(Ok(Answer { url, status, status_text, body }))
 }
 
-async fn get(url: &str, early_name: &str) -> Result<Response, gloo_net::Error> {
+async fn get(url: &str, early_name: &str) -> Result<Answer, ApiFailure> {
     match early(early_name).await {
         Some(answer) => answer,
-        None => Request::get(url).send().await,
+        None => answer(Request::get(url).send().await).await,
     }
 }
 
 /// The player signed in: the session's, or on a first visit (no session) a new guest's — as the page
 /// asked at load if it did, else asked now.
 pub async fn sign_in() -> Result<Me, ApiFailure> {
-    let sent = get("/api/me", "session").await;
-    if sent.as_ref().is_ok_and(|r| r.url().ends_with("/api/guest")) {
-        return read::<Session>(sent).await.map(|s| s.player);
+    let answer = get("/api/me", "session").await?;
+    if answer.url.ends_with("/api/guest") {
+        return parse::<Session>(answer).map(|s| s.player);
     }
-    match read::<Me>(sent).await {
+    match parse::<Me>(answer) {
         Err(e) if e.status == 401 => guest().await,
         other => other,
     }
@@ -97,7 +121,7 @@ pub async fn guest() -> Result<Me, ApiFailure> {
 }
 
 pub async fn jwks() -> Result<Jwks, ApiFailure> {
-    read(get("/.well-known/jwks.json", "jwks").await).await
+    parse(get("/.well-known/jwks.json", "jwks").await?)
 }
 
 pub async fn history() -> Result<Vec<TicketView>, ApiFailure> {
