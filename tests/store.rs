@@ -289,7 +289,7 @@ async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<dyn Store>) 
         }
         assert!(sales.iter().all(|s| s.ticket.owner == *p && !s.replayed));
     }
-    let serials: HashSet<_> = first.iter().filter_map(|(_, r)| r.as_ref().ok()).map(|s| s.ticket.serial).collect();
+    let serials: HashSet<_> = first.values().filter_map(|r| r.as_ref().ok()).map(|s| s.ticket.serial).collect();
     assert_eq!(serials.len(), 20 * 3 + 20);
 
     let again = crowd("again").await;
