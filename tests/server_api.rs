@@ -377,6 +377,22 @@ async fn serves_the_app_compressed_to_browsers_that_accept_it() {
     }
 }
 
+/// The auth scheme's name in any case; API answers (tokens, balances) never cached.
+#[tokio::test]
+async fn a_bearer_token_in_any_case_and_api_answers_never_cached() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let r = s.http.get(s.url("/api/me")).header("authorization", format!("{scheme} {}", p.token)).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{scheme}");
+        assert_eq!(r.headers()["cache-control"], "no-store");
+    }
+    let r = s.http.get(s.url("/api/me")).header("authorization", format!("Basic {}", p.token)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "another scheme is not a session");
+    let r = s.http.post(s.url("/api/guest")).send().await.unwrap();
+    assert_eq!(r.headers()["cache-control"], "no-store", "a new session's token");
+}
+
 /// Files compressed at build are sent as they are; files named after their content are cached for a
 /// year, the pages never without asking again; the preview's page is served with its own script allowed.
 #[tokio::test]

@@ -64,8 +64,10 @@ impl FromRequestParts<AppState> for Player {
 }
 
 fn session_token(headers: &HeaderMap) -> Option<String> {
-    if let Some(bearer) = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")) {
-        return Some(bearer.trim().to_owned());
+    // The scheme's name is case-insensitive (RFC 9110 §11.1): `bearer` is `Bearer`.
+    let bearer = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.split_once(' '));
+    if let Some((_, token)) = bearer.filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")) {
+        return Some(token.trim().to_owned());
     }
     headers
         .get_all(COOKIE)

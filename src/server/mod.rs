@@ -148,7 +148,9 @@ pub fn router(state: AppState) -> Router {
         .route("/jwks", get(tickets::jwks))
         .route("/blocks", get(blocks::list))
         .fallback(|| async { ApiError::NotFound("API route") })
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        // API answers carry tokens, balances and tickets: no cache keeps them.
+        .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
 
     let dist = &state.config.dist_dir;
     // Files compressed at build time (`.br`, `.gz`: see Trunk.toml) are sent as they are.
