@@ -98,6 +98,17 @@ fn foil_alpha(canvas: &HtmlCanvasElement, x: f64, y: f64) -> u8 {
     ctx.get_image_data(x * scale, y * scale, 1.0, 1.0).unwrap().data()[3]
 }
 
+/// Waits until `ready` holds or five seconds have passed, for what the browser does after a layout or
+/// a render: a busy machine may delay it by far more than a frame. The caller asserts afterwards.
+async fn until(ready: impl Fn() -> bool) {
+    for _ in 0..100 {
+        if ready() {
+            return;
+        }
+        sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[wasm_bindgen_test]
 async fn the_foil_is_painted_at_the_device_pixel_ratio_over_the_whole_zone() {
     let (canvas, _) = scratch_zone(true).await;
@@ -137,9 +148,11 @@ async fn a_resized_zone_is_painted_anew_and_keeps_what_was_scratched() {
     drag(&canvas, &[(20.0, 30.0), (40.0, 30.0)]);
     let root = canvas.parent_element().unwrap().parent_element().unwrap();
     root.set_attribute("style", "width: 480px").unwrap();
-    sleep(Duration::from_millis(100)).await;
     let dpr = web_sys::window().unwrap().device_pixel_ratio();
-    assert_eq!(f64::from(canvas.width()), (480.0 * dpr).round(), "the backing store follows the new size");
+    let resized_width = (480.0 * dpr).round();
+    // The resize observer fires after a layout, which a busy machine may delay by far more than a frame.
+    until(|| f64::from(canvas.width()) == resized_width).await;
+    assert_eq!(f64::from(canvas.width()), resized_width, "the backing store follows the new size");
     assert_eq!(foil_alpha(&canvas, 60.0, 30.0), 0, "the stroke, scaled to the new width");
     assert_eq!(foil_alpha(&canvas, 300.0, 30.0), 255);
 }
@@ -247,8 +260,8 @@ async fn the_preview_draws_every_specimen_in_the_browser_with_no_server() {
     }
     let root = mount_point(1400);
     yew::Renderer::<Page>::with_root(root.clone()).render();
-    sleep(Duration::from_millis(50)).await;
     let expected = gallery(&Design::default_design(), "vegas").len() as u32;
+    until(|| root.query_selector_all("article.specimen").unwrap().length() == expected).await;
     assert_eq!(root.query_selector_all("article.specimen").unwrap().length(), expected);
     assert_eq!(root.query_selector_all("[data-testid=specimen-error]").unwrap().length(), 0);
     // Each zone of each drawn surface or ticket: 2 + 4 + 4 + 2 per ticket.
