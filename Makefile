@@ -23,7 +23,7 @@ dist: tools
 	trunk build preview.html --release --dist dist/preview --public-url /preview/
 
 run: dist
-	cargo run --release --locked -- serve
+	cargo run --release --locked -- serve --demo
 
 # Every test, with a throw-away PostgreSQL cluster up for their length (tests/pg/cluster.sh).
 test: dist

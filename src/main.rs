@@ -8,6 +8,8 @@ mod cli {
     use std::path::PathBuf;
     use std::time::Duration;
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
+    use vegas::money::Cents;
+    use vegas::server::store::{Credit, Funding, Store, StoreError};
     use vegas::server::store::ledger;
     use vegas::server::{AppState, Config, Database, blocks, now, printer};
 
@@ -36,8 +38,9 @@ mod cli {
             /// The built web app (Trunk's output).
             #[arg(long, env = "VEGAS_DIST", default_value = "dist")]
             dist: PathBuf,
-            /// Demo money for guests and new players (on for local runs).
-            #[arg(long, env = "VEGAS_DEMO", default_value_t = true, action = clap::ArgAction::Set)]
+            /// Demo money: guests and new players get 100 €, and top up at will. Off by default: a real-money
+            /// server never mints money (`vegas wallet credit` funds a player). `make run` turns it on.
+            #[arg(long, env = "VEGAS_DEMO")]
             demo: bool,
             /// Seconds after its sale when the server settles an unfinished ticket.
             #[arg(long, env = "VEGAS_SETTLE_AFTER", default_value_t = 600)]
@@ -58,6 +61,11 @@ mod cli {
             #[command(subcommand)]
             command: LedgerCommand,
         },
+        /// Real money in or out of a player's wallet, as ledger transfers against the operator's `cash`.
+        Wallet {
+            #[command(subcommand)]
+            command: WalletCommand,
+        },
         /// Bring the store's schema to this version (`serve` does it too when it starts).
         Migrate,
         /// The keys tickets are signed with.
@@ -74,6 +82,27 @@ mod cli {
         Rotate,
         /// Every key, oldest first.
         List,
+    }
+
+    #[derive(Subcommand)]
+    enum WalletCommand {
+        /// Pay money into a player's wallet (a deposit the operator received).
+        Credit(WalletMove),
+        /// Take money out of a player's wallet (a withdrawal the operator pays out); never below zero.
+        Debit(WalletMove),
+    }
+
+    #[derive(clap::Args)]
+    struct WalletMove {
+        /// The player's id (`p-…`) or name.
+        #[arg(long)]
+        player: String,
+        /// In euros: 20, 12.50.
+        #[arg(long)]
+        amount: Cents,
+        /// Why, kept with the transfer in the ledger.
+        #[arg(long)]
+        reason: String,
     }
 
     #[derive(Subcommand)]
@@ -166,6 +195,23 @@ mod cli {
                     Err(problems) => Err(format!("ledger check failed:\n  {}", problems.join("\n  "))),
                 }
             }
+            Command::Wallet { command } => {
+                let store = database.open().await?;
+                let (WalletCommand::Credit(request) | WalletCommand::Debit(request)) = &command;
+                if request.amount.is_zero() || request.reason.trim().is_empty() {
+                    return Err("give an amount above zero and a reason".into());
+                }
+                let player = player_id(&*store, &request.player).await?;
+                let balance = match &command {
+                    WalletCommand::Credit(m) => {
+                        store.credit(&player, Credit { funding: Funding::Cash, amount: m.amount, reason: m.reason.clone() }, now()).await
+                    }
+                    WalletCommand::Debit(m) => store.debit(&player, m.amount, &m.reason, now()).await,
+                }
+                .map_err(|e| e.to_string())?;
+                println!("{player}: balance {balance}");
+                Ok(())
+            }
             Command::Migrate => {
                 database.open().await?;
                 println!("the store's schema is up to date");
@@ -188,6 +234,18 @@ mod cli {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// A player named by id, or else by name.
+    async fn player_id(store: &dyn Store, player: &str) -> Result<String, String> {
+        match store.player(player).await {
+            Ok(found) => Ok(found.id),
+            Err(StoreError::NotFound(_)) => match store.credentials(player).await.map_err(|e| e.to_string())? {
+                Some(named) => Ok(named.player_id),
+                None => Err(format!("no player has the id or the name {player:?}")),
+            },
+            Err(e) => Err(e.to_string()),
         }
     }
 }

@@ -37,6 +37,27 @@ impl Cents {
     }
 }
 
+/// An amount in euros as an operator types it: `12`, `12.5`, `12,50` (at most two decimals, no sign).
+impl std::str::FromStr for Cents {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Cents, String> {
+        let invalid = || format!("{text:?} is not an amount in euros (for example 12 or 12.50)");
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let (euros, decimals) = match text.split_once(['.', ',']) {
+            Some((euros, decimals)) if digits(decimals) && decimals.len() <= 2 => (euros, decimals),
+            Some(_) => return Err(invalid()),
+            None => (text, ""),
+        };
+        if !digits(euros) {
+            return Err(invalid());
+        }
+        let cents_part = format!("{decimals:0<2}").parse::<u64>().map_err(|_| invalid())?;
+        let euros = euros.parse::<u64>().map_err(|_| invalid())?;
+        euros.checked_mul(100).and_then(|c| c.checked_add(cents_part)).map(Cents).ok_or_else(invalid)
+    }
+}
+
 impl Add for Cents {
     type Output = Cents;
     fn add(self, other: Cents) -> Cents {
@@ -90,6 +111,18 @@ mod tests {
         assert_eq!(format_signed_cents(-300), "-3,00\u{a0}€");
         assert_eq!(Cents::euros(10_000).short(), "10\u{202f}000\u{a0}€");
         assert_eq!(Cents(250).short(), "2,50\u{a0}€");
+    }
+
+    #[test]
+    fn parses_euros_as_an_operator_types_them() {
+        let parsed = |text: &str| text.parse::<Cents>();
+        assert_eq!(parsed("12"), Ok(Cents(1200)));
+        assert_eq!(parsed("12.5"), Ok(Cents(1250)));
+        assert_eq!(parsed("12,05"), Ok(Cents(1205)));
+        assert_eq!(parsed("0.01"), Ok(Cents(1)));
+        for wrong in ["", "12.", ".5", "12.345", "-3", "+3", "1e3", "12 €", "1.2.3", "99999999999999999999"] {
+            assert!(parsed(wrong).is_err(), "{wrong:?} refused");
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_owned();
     vegas(&data, &["--database", &url, "emission", "create", "--blocks", "1"]);
-    let mut servers: Vec<ServerProcess> = (0..INSTANCES).map(|_| ServerProcess::start(&data, &["--database", &url, "--connections", "8"])).collect();
+    let mut servers: Vec<ServerProcess> = (0..INSTANCES).map(|_| ServerProcess::start(&data, &["--demo", "--database", &url, "--connections", "8"])).collect();
     let shop = Arc::new(Retrying::new(servers.iter().map(ServerProcess::base).collect()));
 
     let mut players = tokio::task::JoinSet::new();

@@ -38,7 +38,7 @@ async fn acknowledged_purchases_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_owned();
     vegas(&data, &["emission", "create", "--blocks", "1"]);
-    let mut server = ServerProcess::start(&data, &[]);
+    let mut server = ServerProcess::start(&data, &["--demo"]);
     let shop = Arc::new(Retrying::new(vec![server.base()]));
 
     let mut tokens = Vec::new();

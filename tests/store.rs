@@ -75,6 +75,7 @@ conformance!(
     a_ticket_belongs_to_its_buyer_only,
     names_are_unique_and_sessions_expire,
     a_crowd_buying_at_once_is_answered_sale_by_sale,
+    operator_payouts_racing_never_overdraw_a_wallet,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -164,6 +165,24 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<dy
     assert_eq!((sold, refused), (2, 98), "{results:?}");
     assert_eq!(balance(&*store, &p).await, Cents::euros(1));
     assert_eq!(ledger_passes(&*store).await.blocks[0].sold, 2);
+}
+
+async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<dyn Store>) {
+    let p = player(&*store, "p-payouts", 0).await;
+    let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(10), reason: "bank transfer".into() };
+    assert_eq!(store.credit(&p, deposit, NOW).await, Ok(Cents::euros(10)));
+    let mut racing = JoinSet::new();
+    for _ in 0..25 {
+        let (store, p) = (store.clone(), p.clone());
+        racing.spawn(async move { store.debit(&p, Cents::euros(1), "payout", NOW).await });
+    }
+    let results = racing.join_all().await;
+    let paid = results.iter().filter(|r| r.is_ok()).count();
+    let refused = results.iter().filter(|r| matches!(r, Err(StoreError::Overdraft { amount, .. }) if *amount == Cents::euros(1))).count();
+    assert_eq!((paid, refused), (10, 15), "{results:?}");
+    assert_eq!(balance(&*store, &p).await, Cents::ZERO);
+    assert_eq!(store.debit("p-nobody", Cents(1), "payout", NOW).await, Err(StoreError::NotFound("player")));
+    ledger_passes(&*store).await;
 }
 
 /// Races reveals (every zone, several times, in a random order), completions and settlements on one

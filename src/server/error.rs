@@ -95,6 +95,7 @@ impl From<StoreError> for ApiError {
             StoreError::NameTaken => ApiError::Conflict("name_taken", e.to_string()),
             StoreError::InsufficientFunds { balance, price } => ApiError::InsufficientFunds { balance: balance.0, price: price.0 },
             StoreError::SoldOut => ApiError::SoldOut,
+            StoreError::Overdraft { .. } => ApiError::Conflict("overdraft", e.to_string()),
             StoreError::KeyReused => ApiError::Conflict("idempotency_key_reused", e.to_string()),
             StoreError::Reveal(RevealError::NoSuchZone(_)) => ApiError::BadRequest(e.to_string()),
             StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => ApiError::Conflict("first_surface_unfinished", e.to_string()),

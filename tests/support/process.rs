@@ -19,6 +19,13 @@ pub fn vegas(data: &Path, args: &[&str]) -> Output {
     output
 }
 
+/// Runs a `vegas` command that must fail; its error output.
+pub fn vegas_refused(data: &Path, args: &[&str]) -> String {
+    let output = Command::new(binary()).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().expect("vegas runs");
+    assert!(!output.status.success(), "vegas {args:?} succeeded where it must fail");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// A running `vegas serve` on a loopback port of its own.
 pub struct ServerProcess {
     child: Child,

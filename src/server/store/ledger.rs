@@ -111,6 +111,14 @@ impl<'a> Transfer<'a> {
     }
 }
 
+impl<'a> Transfer<'a> {
+    /// Real money paid out to a player by the operator: from the wallet to `cash`.
+    pub fn withdrawal(player: &'a str, amount: Cents, reason: &'a str) -> Transfer<'a> {
+        let kind = TransferKind::Withdrawal;
+        Transfer { kind, debit: Account::Wallet(player), credit: Account::Cash, amount, ticket: None, reason: Some(reason) }
+    }
+}
+
 /// Each block's lots, as the stores keep them in memory once read.
 pub type LotsByBlock = std::collections::HashMap<(u32, u32), std::sync::Arc<Vec<crate::block::LotCode>>>;
 

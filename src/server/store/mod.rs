@@ -39,6 +39,8 @@ pub enum StoreError {
     NameTaken,
     #[error("not enough money: the balance is {balance}, a ticket costs {price}")]
     InsufficientFunds { balance: Cents, price: Cents },
+    #[error("not enough money: the balance is {balance}, {amount} cannot be taken from it")]
+    Overdraft { balance: Cents, amount: Cents },
     #[error("every block of every emission is sold out: no ticket is on sale")]
     SoldOut,
     #[error("this Idempotency-Key already bought a ticket in another mode")]
@@ -237,6 +239,8 @@ pub trait Store: Send + Sync {
 
     /// Money into a wallet from outside the game; returns the new balance.
     async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError>;
+    /// Real money out of a wallet, paid by the operator (never below zero); returns the new balance.
+    async fn debit(&self, player_id: &str, amount: Cents, reason: &str, now: i64) -> Result<Cents, StoreError>;
 
     /// One purchase: replays the Idempotency-Key, or debits 3 €, takes the next unsold ticket of the
     /// lowest open block (closing it when it sells out) and records the ticket.
