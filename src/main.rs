@@ -11,7 +11,7 @@ mod cli {
     use vegas::money::Cents;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
     use vegas::server::store::ledger;
-    use vegas::server::{AppState, Config, Database, blocks, now, printer};
+    use vegas::server::{AppState, Config, Database, blocks, limits, now, printer};
 
     #[derive(Parser)]
     #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
@@ -45,6 +45,26 @@ mod cli {
             /// Seconds after its sale when the server settles an unfinished ticket.
             #[arg(long, env = "VEGAS_SETTLE_AFTER", default_value_t = 600)]
             settle_after: u64,
+            /// Send the session cookie over HTTPS only. By default on, unless the server listens on
+            /// loopback (a local run over plain HTTP); behind a TLS proxy on loopback, set it to true.
+            #[arg(long, env = "VEGAS_SECURE_COOKIE")]
+            secure_cookie: Option<bool>,
+            /// Behind a reverse proxy that sets X-Forwarded-For: rate limits count its clients' addresses.
+            /// Never set it when clients reach the server directly (they could pick their address).
+            #[arg(long, env = "VEGAS_BEHIND_PROXY")]
+            behind_proxy: bool,
+            /// Guest creations, registrations and logins each client IP may make at once…
+            #[arg(long, env = "VEGAS_AUTH_BURST", default_value_t = limits::Rate::PER_IP.burst)]
+            auth_burst: u32,
+            /// …and then per minute.
+            #[arg(long, env = "VEGAS_AUTH_PER_MINUTE", default_value_t = limits::Rate::PER_IP.per_minute)]
+            auth_per_minute: u32,
+            /// Password hashes computed at once (19 MiB each); one per core by default.
+            #[arg(long, env = "VEGAS_PASSWORD_HASHES")]
+            password_hashes: Option<usize>,
+            /// Client connections held at once (each is a file descriptor).
+            #[arg(long, env = "VEGAS_MAX_CONNECTIONS", default_value_t = 4096)]
+            max_connections: usize,
         },
         /// Emissions of blocks.
         Emission {
@@ -146,9 +166,19 @@ mod cli {
     async fn execute(cli: Cli) -> Result<(), String> {
         let database = Database::choose(cli.database, cli.data, cli.connections);
         match cli.command {
-            Command::Serve { addr, dist, demo, settle_after } => {
+            Command::Serve { addr, dist, demo, settle_after, secure_cookie, behind_proxy, auth_burst, auth_per_minute, password_hashes, max_connections } => {
                 let embedded = matches!(database, Database::Sqlite(_));
-                let config = Config { database, dist_dir: dist, demo, settle_after: Duration::from_secs(settle_after) };
+                let defaults = Config::new(database, dist);
+                let config = Config {
+                    demo,
+                    settle_after: Duration::from_secs(settle_after),
+                    secure_cookie: secure_cookie.unwrap_or(!addr.ip().is_loopback()),
+                    behind_proxy,
+                    auth_rate: limits::Rate { burst: auth_burst, per_minute: auth_per_minute },
+                    password_hashes: password_hashes.unwrap_or(defaults.password_hashes),
+                    max_connections,
+                    ..defaults
+                };
                 let state = AppState::open(config).await?;
                 // A first local launch must be playable at once. Several instances sharing a database
                 // never make emissions by themselves: the operator does (`vegas emission create`).
@@ -241,7 +271,7 @@ mod cli {
     async fn player_id(store: &dyn Store, player: &str) -> Result<String, String> {
         match store.player(player).await {
             Ok(found) => Ok(found.id),
-            Err(StoreError::NotFound(_)) => match store.credentials(player).await.map_err(|e| e.to_string())? {
+            Err(StoreError::NotFound(_)) => match store.credentials(&vegas::server::names::key_of(player)).await.map_err(|e| e.to_string())? {
                 Some(named) => Ok(named.player_id),
                 None => Err(format!("no player has the id or the name {player:?}")),
             },

@@ -9,6 +9,7 @@ use std::time::Duration;
 use vegas::payload::{Jwks, verify};
 use vegas::rules::prize_table::BLOCK_SIZE;
 use vegas::server::store::{Store, ledger};
+use vegas::server::limits::Rate;
 use vegas::server::{AppState, Config, Database, blocks, open_store};
 
 /// A store with an emission of two blocks, made once and copied for each test.
@@ -54,13 +55,19 @@ async fn server_on(settle_after: Duration, dist: Option<std::path::PathBuf>) -> 
     let data = tempfile::tempdir().unwrap();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let dist_dir = dist.unwrap_or_else(|| data.path().join("dist"));
-    let config = Config { database: Database::Sqlite(data.path().into()), dist_dir, demo: true, settle_after };
+    let config = test_config(data.path(), dist_dir, settle_after);
     let state = AppState::open(config).await.unwrap();
     let store = state.store.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(vegas::server::serve_on(state, listener, std::future::pending()));
     Server { base, data, store, http: reqwest::Client::new() }
+}
+
+/// A demo server whose rate limits stay out of the way of tests that make many players.
+fn test_config(data: &Path, dist_dir: PathBuf, settle_after: Duration) -> Config {
+    let auth_rate = Rate { burst: 10_000, per_minute: 10_000 };
+    Config { demo: true, settle_after, auth_rate, ..Config::new(Database::Sqlite(data.into()), dist_dir) }
 }
 
 async fn default_server() -> Server {
@@ -154,8 +161,11 @@ async fn auto_ticket_debits_then_credits_its_win_once() {
     assert_eq!(done["ticket"]["win_cents"], lot);
     assert_eq!(done["ticket"]["revealed"].as_array().unwrap().len(), 12);
     assert_eq!(done["balance_cents"], 9_700 + lot);
-    let (_, again) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
-    assert_eq!(again["balance_cents"], 9_700 + lot, "never credited twice");
+    let (status, again) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
+    assert_eq!((status, again["error"].as_str()), (StatusCode::CONFLICT, Some("ticket_finished")));
+    let (status, again) = s.call(&p, M::POST, &format!("/api/tickets/{id}/reveal"), Some(json!({ "zones": [0] }))).await;
+    assert_eq!((status, again["error"].as_str()), (StatusCode::CONFLICT, Some("ticket_finished")));
+    assert_eq!(s.balance(&p).await, 9_700 + lot, "never credited twice");
 }
 
 #[tokio::test]
@@ -201,7 +211,17 @@ async fn a_retry_with_the_same_key_returns_the_same_ticket_and_debits_once() {
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("idempotency_key_reused")));
     let r = s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).json(&json!({"mode": "auto"})).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST, "a purchase without a key is refused");
-    assert_eq!(s.balance(&p).await, 9_700);
+    // Keys are compared byte for byte, as received: a key with a space inside is refused, never taken for
+    // another. (Whitespace around a header's value is not part of it in HTTP: " same " is "same".)
+    for refused in ["sa me", "same\t1"] {
+        let (status, err) = s.buy(&p, "auto", refused).await;
+        assert_eq!((status, err["error"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")), "{refused:?}");
+    }
+    for other_key in ["Same", "same.", "same-"] {
+        let (status, other) = s.buy(&p, "auto", other_key).await;
+        assert_eq!(status, StatusCode::CREATED, "another key, another ticket: {other}");
+    }
+    assert_eq!(s.balance(&p).await, 9_700 - 900);
 }
 
 #[tokio::test]
@@ -477,7 +497,7 @@ async fn a_data_directory_keeps_the_key_it_signed_with_before_keys_lived_in_the_
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let secret = [7u8; 32];
     std::fs::write(data.path().join("signing-key.ed25519"), secret).unwrap();
-    let config = Config { database: Database::Sqlite(data.path().into()), dist_dir: data.path().join("dist"), demo: true, settle_after: Duration::from_secs(60) };
+    let config = test_config(data.path(), data.path().join("dist"), Duration::from_secs(60));
     let state = AppState::open(config).await.unwrap();
     let kid = vegas::payload::TicketSigner::from_secret(secret).kid().to_owned();
     assert_eq!(state.printer.jwks().keys.iter().map(|k| k.kid.clone()).collect::<Vec<_>>(), [kid]);

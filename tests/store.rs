@@ -13,6 +13,7 @@ use vegas::rules::{Surface, Zone};
 use vegas::server::store::ledger::{self, LedgerReport};
 use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::sqlite::SqliteStore;
+use vegas::server::names::{PlayerName, key_of};
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
 
 /// A store under test, with whatever keeps it alive.
@@ -211,6 +212,7 @@ async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
                 ("reveal", Ok(())) => _ = accepted.insert(zone.unwrap()),
                 ("reveal", Err(StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)))) if mode == Mode::Jouez => {}
                 ("complete", Err(StoreError::ZonesLeft(_))) if mode == Mode::Jouez => {}
+                ("reveal" | "complete", Err(StoreError::Finished)) => {}
                 (_, Ok(())) => {}
                 (what, Err(e)) => panic!("{what} failed: {e}"),
             }
@@ -341,16 +343,18 @@ async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {
 }
 
 async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
-    let named = |id: &str| NewPlayer { id: id.into(), name: Some("lucie".into()), password_hash: Some("h".into()), guest: false, opening_credit: None };
+    let typed = ["lucie", "Lucie", "ＬＵＣＩＥ", "lucіe"];
+    let named = |id: &str, name: &str| NewPlayer { id: id.into(), name: Some(PlayerName { shown: name.into(), key: key_of(name) }), password_hash: Some("h".into()), guest: false, opening_credit: None };
     let mut racing = JoinSet::new();
     for i in 0..20 {
         let store = store.clone();
-        racing.spawn(async move { store.create_player(named(&format!("p-{i}")), NOW).await });
+        let player = named(&format!("p-{i}"), typed[i % typed.len()]);
+        racing.spawn(async move { store.create_player(player, NOW).await });
     }
     let results = racing.join_all().await;
-    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "one name, however typed");
     assert!(results.iter().filter(|r| r.is_err()).all(|r| r.as_ref().err() == Some(&StoreError::NameTaken)));
-    let winner = store.credentials("lucie").await.unwrap().unwrap().player_id;
+    let winner = store.credentials(&key_of("LUCIE")).await.unwrap().unwrap().player_id;
     assert_eq!(balance(&*store, &winner).await, Cents::ZERO);
     store.create_session("h1", &winner, NOW + 10).await.unwrap();
     assert_eq!(store.session_player("h1", NOW).await.unwrap(), Some(winner.clone()));

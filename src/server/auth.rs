@@ -8,8 +8,7 @@ use super::{AppState, now, os_random};
 use crate::api::Me;
 use crate::money::Cents;
 use crate::payload::TicketSigner;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::Argon2;
+use super::names::{self, PlayerName};
 use axum::extract::{FromRequestParts, State};
 use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
@@ -94,11 +93,16 @@ async fn start_session(state: &AppState, player_id: String) -> Result<Response, 
     let token = random_hex::<32>();
     let hash = token_hash(&token);
     state.store.create_session(&hash, &player_id, now() + SESSION_SECONDS).await?;
-    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}");
+    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{}", secure_attribute(state));
     let player = me_of(state, &player_id).await?;
     let mut response = ApiJson(SessionBody { token, player }).into_response();
     response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&cookie).expect("hex cookie"));
     Ok(response)
+}
+
+/// `Secure` unless the server runs over plain HTTP on loopback (`Config::secure_cookie`).
+fn secure_attribute(state: &AppState) -> &'static str {
+    if state.config.secure_cookie { "; Secure" } else { "" }
 }
 
 fn new_player_id() -> String {
@@ -128,51 +132,35 @@ pub struct Credentials {
     password: String,
 }
 
-fn check_new_credentials(c: &Credentials) -> Result<(), ApiError> {
-    let name_ok = (3..=32).contains(&c.name.chars().count())
-        && c.name.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '-' || ch == '.');
-    if !name_ok {
-        return Err(ApiError::BadRequest("a name has 3 to 32 letters, digits, '.', '_' or '-'".into()));
-    }
-    if c.password.chars().count() < 8 || c.password.len() > 256 {
-        return Err(ApiError::BadRequest("a password has 8 to 256 characters".into()));
-    }
-    Ok(())
-}
+/// The longest password accepted (argon2 reads all of it; longer adds nothing but work).
+const PASSWORD_MAX_BYTES: usize = 256;
 
 /// `POST /api/register`: a named player (credited with demo money in demo mode).
 pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
-    check_new_credentials(&creds)?;
-    let salt = SaltString::from_b64(&base64_salt()).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let password = creds.password.clone();
-    let hash = tokio::task::spawn_blocking(move || Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string()))
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let name = PlayerName::parse(&creds.name).map_err(ApiError::BadRequest)?;
+    if creds.password.chars().count() < 8 || creds.password.len() > PASSWORD_MAX_BYTES {
+        return Err(ApiError::BadRequest(format!("a password has 8 characters or more, {PASSWORD_MAX_BYTES} bytes at most")));
+    }
+    let hash = state.passwords.hash(creds.password).await?;
     let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
-    let player = NewPlayer { id: new_player_id(), name: Some(creds.name), password_hash: Some(hash), guest: false, opening_credit };
+    let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, opening_credit };
     let player = state.store.create_player(player, now()).await?;
     start_session(&state, player.id).await
 }
 
-fn base64_salt() -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD_NO_PAD.encode(os_random::<16>())
-}
-
-/// `POST /api/login`.
+/// `POST /api/login`. A wrong name and a wrong password are one answer, given in the same time.
 pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
-    let Some(found) = state.store.credentials(&creds.name).await? else { return Err(ApiError::BadCredentials) };
-    let (id, stored) = (found.player_id, found.password_hash);
-    let valid = tokio::task::spawn_blocking(move || {
-        PasswordHash::new(&stored).is_ok_and(|h| Argon2::default().verify_password(creds.password.as_bytes(), &h).is_ok())
-    })
-    .await
-    .map_err(|e| ApiError::Internal(e.to_string()))?;
-    if !valid {
+    if creds.password.len() > PASSWORD_MAX_BYTES {
         return Err(ApiError::BadCredentials);
     }
-    start_session(&state, id).await
+    let name_key = names::key_of(&creds.name);
+    state.logins_per_account.check(&name_key)?;
+    let found = state.store.credentials(&name_key).await?;
+    let (id, stored) = found.map(|c| (c.player_id, c.password_hash)).unzip();
+    if !state.passwords.verify(creds.password, stored).await? {
+        return Err(ApiError::BadCredentials);
+    }
+    start_session(&state, id.ok_or(ApiError::BadCredentials)?).await
 }
 
 /// `POST /api/logout`: ends this session and clears the cookie.
@@ -181,7 +169,7 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
         state.store.delete_session(&token_hash(&token)).await?;
     }
     let mut response = ApiJson(serde_json::json!({ "ok": true })).into_response();
-    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}", secure_attribute(&state));
     response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
     Ok(response)
 }

@@ -31,6 +31,12 @@ pub enum ApiError {
     Conflict(&'static str, String),
     #[error("the request body is larger than {0} bytes")]
     TooLarge(usize),
+    #[error("the request was not received or answered in time")]
+    TimedOut,
+    #[error("too many attempts: try again in {retry_after} s")]
+    RateLimited { retry_after: u64 },
+    #[error("the server is busy: try again in a moment")]
+    Busy,
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -48,23 +54,73 @@ impl ApiError {
             ApiError::SoldOut => (StatusCode::CONFLICT, "sold_out"),
             ApiError::Conflict(code, _) => (StatusCode::CONFLICT, code),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::TimedOut => (StatusCode::REQUEST_TIMEOUT, "timed_out"),
+            ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            ApiError::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 }
 
+/// The cause of a fault of ours, carried by its response to [`report_faults`], which logs it beside the
+/// request's id; the client sees only the id.
+#[derive(Debug, Clone)]
+struct Fault(String);
+
+const FAULT_MESSAGE: &str = "the server failed to answer; nothing was done twice, and the request may be retried";
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        // A fault of ours is logged with its cause; the client is told only that it happened.
-        let message = if status.is_server_error() {
-            tracing::error!(error = %self, "request failed");
-            "the server failed to answer; nothing was done twice, and the request may be retried".to_owned()
-        } else {
-            self.to_string()
+        if let ApiError::Internal(cause) = self {
+            let mut response = (status, Json(json!({ "error": code, "message": FAULT_MESSAGE }))).into_response();
+            response.extensions_mut().insert(Fault(cause));
+            return response;
+        }
+        let mut response = (status, Json(json!({ "error": code, "message": self.to_string() }))).into_response();
+        let retry_after = match self {
+            ApiError::RateLimited { retry_after } => Some(retry_after),
+            ApiError::Busy => Some(1),
+            _ => None,
         };
-        (status, Json(json!({ "error": code, "message": message }))).into_response()
+        if let Some(seconds) = retry_after {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
+}
+
+/// Middleware: every 5xx is logged with its cause and the request's id (`x-request-id`, set by the
+/// layer around it), and answered with a generic message carrying that id, never the cause.
+pub async fn report_faults(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let request_id = request.headers().get(super::REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-").to_owned();
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let response = next.run(request).await;
+    if !response.status().is_server_error() || response.status() == StatusCode::SERVICE_UNAVAILABLE {
+        return response;
+    }
+    let cause = response.extensions().get::<Fault>().map_or_else(|| format!("{} from a layer", response.status()), |f| f.0.clone());
+    tracing::error!(%request_id, %method, %path, %cause, "request failed");
+    let body = json!({ "error": "internal", "message": FAULT_MESSAGE, "request_id": request_id });
+    (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+}
+
+/// A panic in a handler is a fault of ours like any other (its text goes to the log only).
+pub fn panic_fault(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let text = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()));
+    ApiError::Internal(format!("panic: {}", text.unwrap_or_default())).into_response()
+}
+
+/// Middleware: the errors that layers answer themselves (a body over the limit, a request too slow)
+/// get the API's JSON error body like every other.
+pub async fn layer_errors_in_json(response: Response) -> Response {
+    let error = match response.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(super::BODY_LIMIT),
+        StatusCode::REQUEST_TIMEOUT => ApiError::TimedOut,
+        _ => return response,
+    };
+    let is_json = response.headers().get(axum::http::header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
+    if is_json { response } else { error.into_response() }
 }
 
 impl From<JsonRejection> for ApiError {
@@ -100,6 +156,7 @@ impl From<StoreError> for ApiError {
             StoreError::Reveal(RevealError::NoSuchZone(_)) => ApiError::BadRequest(e.to_string()),
             StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => ApiError::Conflict("first_surface_unfinished", e.to_string()),
             StoreError::ZonesLeft(_) => ApiError::Conflict("zones_left", e.to_string()),
+            StoreError::Finished => ApiError::Conflict("ticket_finished", e.to_string()),
             StoreError::AlreadyExists(_) => ApiError::Conflict("already_exists", e.to_string()),
             StoreError::Backend(cause) => ApiError::Internal(cause),
         }

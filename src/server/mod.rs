@@ -12,6 +12,9 @@
 pub mod auth;
 pub mod blocks;
 pub mod error;
+pub mod limits;
+pub mod names;
+pub mod passwords;
 pub mod printer;
 pub mod store;
 pub mod tickets;
@@ -32,7 +35,13 @@ use tower_http::CompressionLevel;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
+use tower_governor::GovernorLayer;
+use axum::http::StatusCode;
 
 /// Largest request body accepted: the largest legitimate request (a reveal list) is far below it.
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -71,10 +80,56 @@ pub struct Config {
     pub database: Database,
     /// The built web app (Trunk's `dist/`), served beside the API.
     pub dist_dir: PathBuf,
-    /// Guests may play with demo money, and players may top up with demo money.
+    /// Guests may play with demo money, and players may top up with demo money. Off, the server never
+    /// mints money: the operator funds players (`vegas wallet credit`).
     pub demo: bool,
     /// A ticket still unfinished this long after its sale is settled by the server.
     pub settle_after: Duration,
+    /// Guest creations, registrations and logins allowed per client IP.
+    pub auth_rate: limits::Rate,
+    /// Client IPs are read from a trusted reverse proxy's forwarding headers.
+    pub behind_proxy: bool,
+    /// Password hashes computed at once (each holds 19 MiB for ~40 ms).
+    pub password_hashes: usize,
+    /// The session cookie is sent only over HTTPS.
+    pub secure_cookie: bool,
+    /// Connections held at once; more wait to be accepted.
+    pub max_connections: usize,
+    pub timeouts: Timeouts,
+}
+
+/// How long a client may take; past these, its connection is closed (or its request answered 408).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// To send a request's headers, counted from the connection's start or the previous answer (so
+    /// it is also how long an idle keep-alive connection is kept).
+    pub header: Duration,
+    /// Between two pieces of a request's body.
+    pub body: Duration,
+    /// For a whole request, body and answer included.
+    pub request: Duration,
+}
+
+impl Timeouts {
+    pub const DEFAULT: Timeouts = Timeouts { header: Duration::from_secs(10), body: Duration::from_secs(10), request: Duration::from_secs(30) };
+}
+
+impl Config {
+    /// A real-money server with the production defaults.
+    pub fn new(database: Database, dist_dir: PathBuf) -> Config {
+        Config {
+            database,
+            dist_dir,
+            demo: false,
+            settle_after: Duration::from_secs(600),
+            auth_rate: limits::Rate::PER_IP,
+            behind_proxy: false,
+            password_hashes: std::thread::available_parallelism().map_or(2, usize::from),
+            secure_cookie: true,
+            max_connections: 4096,
+            timeouts: Timeouts::DEFAULT,
+        }
+    }
 }
 
 /// What every handler shares; cheap to clone. The store is shared by reference: it has no lock of its
@@ -84,6 +139,9 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub store: Arc<dyn Store>,
     pub printer: Arc<Printer>,
+    pub passwords: Arc<passwords::Passwords>,
+    pub sessions_per_ip: limits::PerIp,
+    pub logins_per_account: Arc<limits::PerAccount>,
 }
 
 /// Opens the embedded store of a data directory (creating the directory), migrating it if need be.
@@ -101,7 +159,10 @@ impl AppState {
             Database::Postgres { .. } => None,
         };
         let printer = Printer::load(&*store, first_key, now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
-        Ok(AppState { config: Arc::new(config), store, printer: Arc::new(printer) })
+        let passwords = Arc::new(passwords::Passwords::new(config.password_hashes));
+        let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
+        let logins_per_account = Arc::new(limits::PerAccount::new(limits::Rate::PER_ACCOUNT));
+        Ok(AppState { config: Arc::new(config), store, printer: Arc::new(printer), passwords, sessions_per_ip, logins_per_account })
     }
 }
 
@@ -134,10 +195,14 @@ fn content_security_policy(dist: &std::path::Path) -> String {
 }
 
 pub fn router(state: AppState) -> Router {
-    let api = Router::new()
+    // What creates players or sessions is what an attacker repeats: limited per client.
+    let new_sessions = Router::new()
         .route("/guest", post(auth::guest))
         .route("/register", post(auth::register))
         .route("/login", post(auth::login))
+        .layer(GovernorLayer::new(state.sessions_per_ip.clone()).error_handler(limits::refusal));
+    let api = Router::new()
+        .merge(new_sessions)
         .route("/logout", post(auth::logout))
         .route("/me", get(auth::me))
         .route("/wallet/deposit", post(auth::demo_deposit))
@@ -152,6 +217,7 @@ pub fn router(state: AppState) -> Router {
         // API answers carry tokens, balances and tickets: no cache keeps them.
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
 
+    let timeouts = state.config.timeouts;
     let dist = &state.config.dist_dir;
     // Files compressed at build time (`.br`, `.gz`: see Trunk.toml) are sent as they are.
     let index = ServeFile::new(dist.join("index.html")).precompressed_br().precompressed_gzip();
@@ -166,14 +232,39 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .merge(app)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        // A declared length over the limit is refused before any of the body is read.
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(RequestBodyTimeoutLayer::new(timeouts.body))
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeouts.request))
+        .layer(axum::middleware::map_response(error::layer_errors_in_json))
+        .layer(CatchPanicLayer::custom(error::panic_fault))
+        .layer(axum::middleware::from_fn(error::report_faults))
         // What was not compressed at build (API answers, an app built without it) is, cheaply.
         .layer(CompressionLayer::new().quality(CompressionLevel::Precise(5)))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, csp))
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .layer(header(header::X_FRAME_OPTIONS, "DENY"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
-        .layer(TraceLayer::new_for_http())
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+            let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path())
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, RequestIds))
         .with_state(state)
+}
+
+/// The header a request's id travels in: set if the client (or a proxy) did not, echoed in the answer,
+/// on every log line of the request, and in the body of a 500.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+#[derive(Clone, Copy)]
+struct RequestIds;
+
+impl MakeRequestId for RequestIds {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        HeaderValue::from_str(&auth::random_hex::<8>()).ok().map(RequestId::new)
+    }
 }
 
 /// Trunk names the app's files after their content (`vegas-<hex>_bg.wasm`): such a file never
@@ -213,10 +304,70 @@ pub async fn serve_on(
 ) -> Result<(), String> {
     let settler = tokio::spawn(tickets::settle_due_forever(state.clone()));
     let keys = tokio::spawn(refresh_keys_forever(state.clone()));
-    let result = axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string());
+    let housekeeping = tokio::spawn(housekeeping_forever(state.clone()));
+    let result = serve_connections(&state.config, router(state.clone()), listener, shutdown).await;
     settler.abort();
     keys.abort();
+    housekeeping.abort();
     result
+}
+
+/// Accepts connections up to the limit and serves each over HTTP/1.1 with a header-read timeout, which
+/// hyper also applies while a kept-alive connection waits for its next request. A slow or silent
+/// client thus holds a connection for at most that long, and never more connections than the limit.
+async fn serve_connections(
+    config: &Config,
+    app: Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt;
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(config.timeouts.header).keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.map_err(|e| e.to_string())?,
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, or a connection reset before it was accepted: go on.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone().map_request(move |mut request: axum::http::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            request
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), hyper_util::service::TowerToHyperService::new(app)));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    // Requests in flight are answered (up to a bound) before the server stops.
+    let _ = tokio::time::timeout(config.timeouts.request, graceful.shutdown()).await;
+    Ok(())
+}
+
+/// Forgets rate-limit state that has expired, now and then.
+async fn housekeeping_forever(state: AppState) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        state.sessions_per_ip.limiter().retain_recent();
+        state.logins_per_account.forget_idle();
+    }
 }
 
 /// Re-reads the signing keys now and then: a key rotated elsewhere is listed, then used.

@@ -69,12 +69,14 @@ pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 /// `POST /api/tickets` with an `Idempotency-Key` header: buys the next ticket for 3 €.
 /// 201 for a new sale; 200 with the same ticket for a retry of the same key.
 pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderMap, ApiJson(body): ApiJson<Purchase>) -> Result<Response, ApiError> {
+    // Compared byte for byte with the keys already used, never trimmed or folded. Visible ASCII only: HTTP
+    // itself drops whitespace around a header's value (RFC 9110 §5.5), so none is allowed inside either.
     let key = headers
         .get(IDEMPOTENCY_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|k| (1..=200).contains(&k.len()))
-        .ok_or_else(|| ApiError::BadRequest("send an Idempotency-Key header (1 to 200 characters) with every purchase".into()))?
+        .map(|v| v.as_bytes())
+        .filter(|k| (1..=200).contains(&k.len()) && k.iter().all(|b| b.is_ascii_graphic()))
+        .and_then(|k| std::str::from_utf8(k).ok())
+        .ok_or_else(|| ApiError::BadRequest("send an Idempotency-Key header of 1 to 200 visible ASCII characters with every purchase".into()))?
         .to_owned();
     let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now: now() };
     let sale = state.store.sell(request).await?;

@@ -116,6 +116,10 @@ pub async fn sign_in() -> Result<Me, ApiFailure> {
     }
 }
 
+pub async fn me() -> Result<Me, ApiFailure> {
+    read(Request::get("/api/me").send().await).await
+}
+
 pub async fn guest() -> Result<Me, ApiFailure> {
     read::<Session>(Request::post("/api/guest").send().await).await.map(|s| s.player)
 }

@@ -327,9 +327,15 @@ async fn sync_reveals(dispatch: &Dispatch, game: &Game) -> bool {
 }
 
 async fn finish(dispatch: &Dispatch, ticket_id: &str) {
-    match api::complete(ticket_id).await {
-        Ok(done) => {
-            dispatch.dispatch(Msg::Balance(done.balance_cents));
+    let balance = match api::complete(ticket_id).await {
+        Ok(done) => Ok(done.balance_cents),
+        // Completed already (an answer lost on the way, another tab): its win is in the balance.
+        Err(e) if e.code == "ticket_finished" => api::me().await.map(|me| me.balance_cents),
+        Err(e) => Err(e),
+    };
+    match balance {
+        Ok(balance_cents) => {
+            dispatch.dispatch(Msg::Balance(balance_cents));
             dispatch.dispatch(Msg::Play(Action::Completed));
             refresh_history(dispatch).await;
         }

@@ -49,6 +49,8 @@ pub enum StoreError {
     Reveal(#[from] RevealError),
     #[error("uncover every zone first; still hidden: {0:?}")]
     ZonesLeft(Vec<usize>),
+    #[error("this ticket's game is over: every zone is uncovered and its win credited")]
+    Finished,
     #[error("{0} already exists")]
     AlreadyExists(String),
     #[error("the store failed: {0}")]
@@ -74,7 +76,7 @@ pub struct Credit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewPlayer {
     pub id: String,
-    pub name: Option<String>,
+    pub name: Option<crate::server::names::PlayerName>,
     pub password_hash: Option<String>,
     pub guest: bool,
     /// Credited with the player's creation, in the same unit of work.
@@ -230,7 +232,8 @@ pub trait Store: Send + Sync {
     /// Creates a player (unique name, if any) and its wallet, with its opening credit if any.
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError>;
     async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError>;
-    async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError>;
+    /// The credentials of the player whose name has this key (`names::key_of`).
+    async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError>;
 
     async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError>;
     /// The player of an unexpired session.
@@ -245,10 +248,11 @@ pub trait Store: Send + Sync {
     /// One purchase: replays the Idempotency-Key, or debits 3 €, takes the next unsold ticket of the
     /// lowest open block (closing it when it sells out) and records the ticket.
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError>;
-    /// Adds uncovered zones to a ticket of this player, enforcing « Jouez » (`play::apply_reveal`).
+    /// Adds uncovered zones to a ticket of this player, enforcing « Jouez » (`play::apply_reveal`);
+    /// a finished ticket is [`StoreError::Finished`].
     async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError>;
     /// Ends a game and credits its win once. « Jouez » needs every zone uncovered; « Auto » uncovers
-    /// what remains. Completing a finished ticket changes nothing.
+    /// what remains. Completing a finished ticket again is [`StoreError::Finished`] and changes nothing.
     async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError>;
     /// Credits up to `limit` tickets sold at or before `sold_before` and not yet credited, oldest first,
     /// each on its own (one failure does not stop the others).

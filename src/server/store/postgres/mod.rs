@@ -513,8 +513,8 @@ impl Store for PostgresStore {
             Box::pin(async move {
                 let inserted = tx
                     .execute(
-                        "INSERT INTO players (id, name, password_hash, guest, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                        &[&player.id, &player.name, &player.password_hash, &player.guest, &now],
+                        "INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                        &[&player.id, &player.name.as_ref().map(|n| &n.shown), &player.name.as_ref().map(|n| &n.key), &player.password_hash, &player.guest, &now],
                     )
                     .await?;
                 if inserted == 0 {
@@ -525,7 +525,7 @@ impl Store for PostgresStore {
                 if let Some(credit) = &player.opening_credit {
                     credit_wallet(tx, &player.id, credit, now).await?;
                 }
-                Ok(PlayerRecord { balance: wallet_balance(tx, &player.id).await?, id: player.id, name: player.name, guest: player.guest })
+                Ok(PlayerRecord { balance: wallet_balance(tx, &player.id).await?, id: player.id, name: player.name.map(|n| n.shown), guest: player.guest })
             })
         })
         .await
@@ -539,9 +539,9 @@ impl Store for PostgresStore {
         .await
     }
 
-    async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError> {
+    async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError> {
         self.core.read(async |client| {
-            let row = client.query_opt("SELECT id, password_hash FROM players WHERE name = $1 AND password_hash IS NOT NULL", &[&name]).await?;
+            let row = client.query_opt("SELECT id, password_hash FROM players WHERE name_key = $1 AND password_hash IS NOT NULL", &[&name_key]).await?;
             Ok(row.map(|r| Credentials { player_id: r.get(0), password_hash: r.get(1) }))
         })
         .await
@@ -609,9 +609,12 @@ impl Store for PostgresStore {
             let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
             Box::pin(async move {
                 let mut t = ticket(tx, &player, &id).await?;
+                if t.finished_at.is_some() {
+                    return Err(StoreError::Finished.into());
+                }
                 let mut revealed = t.revealed.clone();
                 apply_reveal(t.mode, &mut revealed, &zones).map_err(StoreError::from)?;
-                if revealed != t.revealed && t.finished_at.is_none() {
+                if revealed != t.revealed {
                     if !set_revealed(tx, &id, &t.revealed, &revealed, None).await? {
                         // Another reveal or the completion changed it since it was read: start again.
                         return Err(Failure::Retry("the ticket changed under a reveal".into()));
@@ -629,17 +632,18 @@ impl Store for PostgresStore {
             let (player, id) = (player_id.to_owned(), ticket_id.to_owned());
             Box::pin(async move {
                 let t = ticket(tx, &player, &id).await?;
-                if t.finished_at.is_none() {
-                    let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
-                    if t.mode == Mode::Jouez && !missing.is_empty() {
-                        return Err(StoreError::ZonesLeft(missing).into());
-                    }
-                    let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-                    if !set_revealed(tx, &id, &t.revealed, &all, Some(now)).await? {
-                        return Err(Failure::Retry("the ticket changed under its completion".into()));
-                    }
-                    credit_win(tx, &id, now).await?;
+                if t.finished_at.is_some() {
+                    return Err(StoreError::Finished.into());
                 }
+                let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
+                if t.mode == Mode::Jouez && !missing.is_empty() {
+                    return Err(StoreError::ZonesLeft(missing).into());
+                }
+                let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
+                if !set_revealed(tx, &id, &t.revealed, &all, Some(now)).await? {
+                    return Err(Failure::Retry("the ticket changed under its completion".into()));
+                }
+                credit_win(tx, &id, now).await?;
                 Ok(Completion { ticket: ticket(tx, &player, &id).await?, balance: wallet_balance(tx, &player).await? })
             })
         })

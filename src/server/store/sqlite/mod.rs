@@ -399,8 +399,8 @@ impl Store for SqliteStore {
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
         self.write(move |conn, _| {
             let inserted = conn
-                .prepare_cached("INSERT INTO players (id, name, password_hash, guest, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING")?
-                .execute(params![player.id, player.name, player.password_hash, player.guest, now])?;
+                .prepare_cached("INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING")?
+                .execute(params![player.id, player.name.as_ref().map(|n| &n.shown), player.name.as_ref().map(|n| &n.key), player.password_hash, player.guest, now])?;
             if inserted == 0 {
                 return Err(if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) });
             }
@@ -409,7 +409,7 @@ impl Store for SqliteStore {
             if let Some(credit) = &player.opening_credit {
                 credit_wallet(conn, &player.id, credit, now)?;
             }
-            Ok(PlayerRecord { balance: balance(conn, &wallet)?, id: player.id, name: player.name, guest: player.guest })
+            Ok(PlayerRecord { balance: balance(conn, &wallet)?, id: player.id, name: player.name.map(|n| n.shown), guest: player.guest })
         })
         .await
     }
@@ -425,11 +425,11 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn credentials(&self, name: &str) -> Result<Option<Credentials>, StoreError> {
-        let name = name.to_owned();
+    async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError> {
+        let name = name_key.to_owned();
         self.read(false, move |conn| {
             Ok(conn
-                .prepare_cached("SELECT id, password_hash FROM players WHERE name = ?1 AND password_hash IS NOT NULL")?
+                .prepare_cached("SELECT id, password_hash FROM players WHERE name_key = ?1 AND password_hash IS NOT NULL")?
                 .query_row([name], |r| Ok(Credentials { player_id: r.get(0)?, password_hash: r.get(1)? }))
                 .optional()?)
         })
@@ -498,9 +498,12 @@ impl Store for SqliteStore {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
         self.write(move |conn, _| {
             let mut t = ticket(conn, &player_id, &ticket_id)?;
+            if t.finished_at.is_some() {
+                return Err(StoreError::Finished);
+            }
             let mut revealed = t.revealed.clone();
             apply_reveal(t.mode, &mut revealed, &zones)?;
-            if revealed != t.revealed && t.finished_at.is_none() {
+            if revealed != t.revealed {
                 // The writer runs one write at a time, so the list read above is still current.
                 if !set_revealed(conn, &t.id, &t.revealed, &revealed, None)? {
                     return Err(StoreError::Backend("the ticket changed under a reveal".into()));
@@ -516,17 +519,18 @@ impl Store for SqliteStore {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
         self.write(move |conn, _| {
             let t = ticket(conn, &player_id, &ticket_id)?;
-            if t.finished_at.is_none() {
-                let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
-                if t.mode == Mode::Jouez && !missing.is_empty() {
-                    return Err(StoreError::ZonesLeft(missing));
-                }
-                let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-                if !set_revealed(conn, &t.id, &t.revealed, &all, Some(now))? {
-                    return Err(StoreError::Backend("the ticket changed under its completion".into()));
-                }
-                credit_win(conn, &t.id, now)?;
+            if t.finished_at.is_some() {
+                return Err(StoreError::Finished);
             }
+            let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
+            if t.mode == Mode::Jouez && !missing.is_empty() {
+                return Err(StoreError::ZonesLeft(missing));
+            }
+            let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
+            if !set_revealed(conn, &t.id, &t.revealed, &all, Some(now))? {
+                return Err(StoreError::Backend("the ticket changed under its completion".into()));
+            }
+            credit_win(conn, &t.id, now)?;
             Ok(Completion { ticket: ticket(conn, &player_id, &ticket_id)?, balance: balance(conn, &Account::Wallet(&player_id))? })
         })
         .await
