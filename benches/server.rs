@@ -275,7 +275,7 @@ fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &
         });
         let dir = tempfile::tempdir().unwrap();
         vegas(dir.path(), &["--database", &database, "emission", "create", "--blocks", "1"]);
-        let servers: Vec<ServerProcess> = (0..instances).map(|_| ServerProcess::start(dir.path(), &["--demo", "--database", &database])).collect();
+        let servers: Vec<ServerProcess> = (0..instances).map(|_| ServerProcess::start(dir.path(), &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--database", &database])).collect();
         let loads: Vec<Arc<Load>> = servers.iter().map(|s| Arc::new(Load::new(s))).collect();
         let tokens = runtime.block_on(players(&loads[0], PLAYERS, |_| 10));
         let files = token_files(dir.path(), "pg", &tokens, instances);
@@ -300,7 +300,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     vegas(data, &["emission", "create", "--blocks", "1"]);
-    let mut server = ServerProcess::start(data, &["--demo", "--settle-after", "600"]);
+    let mut server = ServerProcess::start(data, &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--settle-after", "600"]);
     // The load runs on one thread, so that the server has the rest of the machine.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (sqlite_closed, sqlite_paced) = runtime.block_on(async {

@@ -296,8 +296,20 @@ async fn register_login_logout() {
     let creds = json!({"name": "lucie", "password": "trèfle-à-quatre"});
     let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap();
+    assert!(cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict") && cookie.contains("; Secure"), "{cookie}");
     let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::CONFLICT);
+    // One name however it is typed: case, width, or a lookalike letter of another script.
+    for same in ["Lucie", "ＬＵＣＩＥ"] {
+        let r = s.http.post(s.url("/api/register")).json(&json!({"name": same, "password": "another-password"})).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::CONFLICT, "{same}");
+    }
+    let r = s.http.post(s.url("/api/register")).json(&json!({"name": "lucіe", "password": "another-password"})).send().await.unwrap();
+    let err: Value = r.json().await.unwrap();
+    assert!(err["message"].as_str().unwrap().contains("mixes scripts"), "{err}");
+    let r = s.http.post(s.url("/api/login")).json(&json!({"name": "ＬＵＣＩＥ", "password": "trèfle-à-quatre"})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "a name logs in however it is typed");
     let r = s.http.post(s.url("/api/register")).json(&json!({"name": "x", "password": "short"})).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     let r = s.http.post(s.url("/api/login")).json(&json!({"name": "lucie", "password": "wrong-password"})).send().await.unwrap();

@@ -28,7 +28,7 @@ impl Rate {
     pub const PER_ACCOUNT: Rate = Rate { burst: 5, per_minute: 3 };
 
     fn period(self) -> Duration {
-        Duration::from_millis(60_000 / u64::from(self.per_minute.max(1)))
+        Duration::from_nanos(60_000_000_000 / u64::from(self.per_minute.max(1)))
     }
 }
 

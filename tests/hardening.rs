@@ -1,0 +1,244 @@
+//! The real server binary as an attacker and a careless client meet it: bounded password hashing, rate
+//! limits, connection timeouts and limits; and as an operator runs it: real money by default, funded
+//! only through the wallet CLI.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod support {
+    pub mod process;
+}
+
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+use support::process::{ServerProcess, vegas, vegas_refused};
+
+/// Rate limits out of the way, for the tests that are about something else.
+const NO_RATE_LIMIT: [&str; 4] = ["--auth-burst", "100000", "--auth-per-minute", "100000"];
+
+/// A demo server on a fresh data directory with one block.
+fn demo_server(dir: &tempfile::TempDir, extra: &[&str]) -> ServerProcess {
+    vegas(dir.path(), &["emission", "create", "--blocks", "1"]);
+    ServerProcess::start(dir.path(), &[&["--demo"], extra].concat())
+}
+
+fn credentials(name: &str, password: &str) -> Value {
+    json!({ "name": name, "password": password })
+}
+
+/// The most memory the process has held (its peak resident set), in MiB.
+fn peak_memory_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+}
+
+async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let response = request.send().await.unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_owned();
+    vegas(&data, &["emission", "create", "--blocks", "1"]);
+    let server = ServerProcess::start(&data, &[]);
+    let (http, base) = (Client::new(), server.base());
+
+    let (status, body) = send(http.post(format!("{base}/api/guest"))).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")), "no guest with free money");
+    let (status, body) = send(http.post(format!("{base}/api/register")).json(&json!({"name": "alice", "password": "correct horse"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["player"]["balance_cents"], 0, "a new player starts with nothing");
+    assert_eq!(body["player"]["demo"], false);
+    let token = body["token"].as_str().unwrap().to_owned();
+    let (status, body) = send(http.post(format!("{base}/api/wallet/deposit")).bearer_auth(&token).json(&json!({"amount_cents": 10_000}))).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")));
+    let buy = |key: &str| http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", key).json(&json!({"mode": "auto"}));
+    assert_eq!(send(buy("first")).await.0, StatusCode::PAYMENT_REQUIRED);
+
+    let out = vegas(&data, &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("10,50"), "the CLI prints the new balance");
+    let (status, body) = send(buy("second")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["balance_cents"], 750);
+
+    let refused = vegas_refused(&data, &["wallet", "debit", "--player", "alice", "--amount", "8", "--reason", "payout"]);
+    assert!(refused.contains("not enough money"), "{refused}");
+    let refused = vegas_refused(&data, &["wallet", "credit", "--player", "nobody", "--amount", "8", "--reason", "typo"]);
+    assert!(refused.contains("no player"), "{refused}");
+    vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "-3", "--reason", "negative"]);
+    let id = body["ticket"]["id"].as_str().unwrap().to_owned();
+    let (status, body) = send(http.post(format!("{base}/api/tickets/{id}/complete")).bearer_auth(&token)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let after_win = body["balance_cents"].as_i64().unwrap();
+    let amount = format!("{}.{:02}", after_win / 100, after_win % 100);
+    vegas(&data, &["wallet", "debit", "--player", "alice", "--amount", &amount, "--reason", "payout"]);
+    let (_, me) = send(http.get(format!("{base}/api/me")).bearer_auth(&token)).await;
+    assert_eq!(me["balance_cents"], 0, "everything paid out");
+
+    vegas(&data, &["ledger", "check"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn five_hundred_wrong_password_logins_at_once_hold_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = demo_server(&dir, &NO_RATE_LIMIT);
+    let (http, base) = (Client::new(), server.base());
+    let before = peak_memory_mib(server.pid());
+    let mut logins = tokio::task::JoinSet::new();
+    for i in 0..500 {
+        let (http, base) = (http.clone(), base.clone());
+        // Every name different, so that no per-account limit answers before the hash is tried.
+        logins.spawn(async move {
+            let response = http.post(format!("{base}/api/login")).json(&credentials(&format!("nobody{i}"), "wrong password")).send().await.unwrap();
+            (response.status(), response.headers().get("retry-after").is_some())
+        });
+    }
+    let answers = logins.join_all().await;
+    let peak = peak_memory_mib(server.pid());
+    println!("peak memory: {before} MiB before, {peak} MiB after 500 concurrent logins");
+    assert!(peak < 300, "the server held {peak} MiB");
+    let refused = answers.iter().filter(|(s, _)| *s == StatusCode::UNAUTHORIZED).count();
+    let busy = answers.iter().filter(|(s, retry)| *s == StatusCode::SERVICE_UNAVAILABLE && *retry).count();
+    assert_eq!(refused + busy, 500, "each one refused, or told to come back later: {answers:?}");
+    assert!(refused >= 2, "some were checked: {refused}");
+}
+
+#[tokio::test]
+async fn logins_are_limited_per_account_and_new_sessions_per_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = demo_server(&dir, &[]);
+    let (http, base) = (Client::new(), server.base());
+    let login = |password: &str| http.post(format!("{base}/api/login")).json(&credentials("alice", password));
+    assert_eq!(http.post(format!("{base}/api/register")).json(&credentials("alice", "correct horse")).send().await.unwrap().status(), StatusCode::OK);
+    for _ in 0..5 {
+        assert_eq!(login("wrong guess").send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    }
+    let limited = login("correct horse").send().await.unwrap();
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS, "after five wrong tries even the right password waits");
+    let wait: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=20).contains(&wait), "Retry-After: {wait}");
+    let body: Value = limited.json().await.unwrap();
+    assert_eq!(body["error"], "rate_limited");
+
+    // Per address: 20 new sessions at once (7 made above), then one every 3 s.
+    let mut statuses = Vec::new();
+    for _ in 0..20 {
+        statuses.push(http.post(format!("{base}/api/guest")).send().await.unwrap().status());
+    }
+    let made = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let limited = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((made, limited), (13, 7), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn an_unknown_name_is_refused_as_slowly_as_a_wrong_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = demo_server(&dir, &NO_RATE_LIMIT);
+    let (http, base) = (Client::new(), server.base());
+    let median = |times: &mut Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    let (mut known, mut unknown) = (Vec::new(), Vec::new());
+    for i in 0..15 {
+        let name = format!("known{i}");
+        http.post(format!("{base}/api/register")).json(&credentials(&name, "correct horse")).send().await.unwrap();
+        for (name, times) in [(name, &mut known), (format!("unknown{i}"), &mut unknown)] {
+            let start = Instant::now();
+            let status = http.post(format!("{base}/api/login")).json(&credentials(&name, "wrong password")).send().await.unwrap().status();
+            times.push(start.elapsed());
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+    }
+    let (known, unknown) = (median(&mut known), median(&mut unknown));
+    println!("median refusal: known name {known:?}, unknown name {unknown:?}");
+    assert!(unknown * 2 > known && known * 2 > unknown, "known {known:?} against unknown {unknown:?}");
+}
+
+/// Reads until the server closes the connection (or `limit` passes); how long that took.
+fn closed_within(mut stream: TcpStream, limit: Duration) -> Duration {
+    let start = Instant::now();
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return start.elapsed(),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return start.elapsed(),
+            Err(e) => panic!("still open after {:?}: {e}", start.elapsed()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = demo_server(&dir, &[]);
+    let addr = server.addr.clone();
+    let open = || TcpStream::connect(&addr).unwrap();
+    let limit = Duration::from_secs(15);
+
+    let silent = open();
+    let mut slow_header = open();
+    slow_header.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let mut idle = open();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let checks = [silent, slow_header, idle].map(|stream| std::thread::spawn(move || closed_within(stream, limit)));
+
+    let mut huge = open();
+    huge.write_all(b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n0123456789").unwrap();
+    let start = Instant::now();
+    huge.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = vec![0u8; 1024];
+    let n = huge.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "a JSON error: {answer}");
+    assert!(start.elapsed() < Duration::from_secs(2), "refused at once, not after waiting for the body");
+
+    for (what, check) in ["silent", "slow header", "idle keep-alive"].into_iter().zip(checks) {
+        let took = check.join().unwrap();
+        println!("{what} connection closed after {took:?}");
+        assert!(took >= Duration::from_secs(8) && took <= Duration::from_secs(13), "{what}: closed after {took:?} (timeout 10 s)");
+    }
+}
+
+#[tokio::test]
+async fn connections_past_the_limit_wait_and_the_server_keeps_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = demo_server(&dir, &["--max-connections", "40"]);
+    let idle: Vec<TcpStream> = (0..90).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count();
+    assert!(fds < 100, "the server holds {fds} descriptors for 90 idle connections");
+    // Once the idle ones time out, the waiting ones are served in turn and a new client is answered.
+    let start = Instant::now();
+    let response = Client::new().get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(60)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    println!("/healthz answered after {:?} behind 90 idle connections", start.elapsed());
+    drop(idle);
+}
+
+#[tokio::test]
+async fn a_fault_of_ours_is_a_generic_500_whose_request_id_the_log_carries_with_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = demo_server(&dir, &[]);
+    let (http, base) = (Client::new(), server.base());
+    let guest: Value = http.post(format!("{base}/api/guest")).send().await.unwrap().json().await.unwrap();
+    let token = guest["token"].as_str().unwrap();
+    // The store loses a table behind the server's back: nothing a client did, so a 500.
+    rusqlite::Connection::open(dir.path().join("vegas.sqlite3")).unwrap().execute_batch("ALTER TABLE tickets RENAME TO tickets_gone").unwrap();
+    let response = http.get(format!("{base}/api/tickets")).bearer_auth(token).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let request_id = response.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let body = response.text().await.unwrap();
+    let fault: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((fault["error"].as_str(), fault["request_id"].as_str()), (Some("internal"), Some(request_id.as_str())));
+    assert!(!body.contains("tickets") && !body.contains("table") && !body.contains("database"), "no internal text: {body}");
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    let line = log.lines().find(|l| l.contains(&request_id)).unwrap_or_else(|| panic!("no log line with {request_id}:\n{log}"));
+    assert!(line.contains("no such table"), "the cause is logged: {line}");
+}
