@@ -20,7 +20,7 @@
 #[path = "../tests/support/process.rs"]
 mod process;
 
-use process::{ServerProcess, vegas};
+use process::{ServerProcess, private_dir, vegas};
 use reqwest::{Client, StatusCode};
 use serde_json::Value;
 use std::sync::Arc;
@@ -273,7 +273,7 @@ fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &
             admin.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
             format!("{}/{name}", admin_url.rsplit_once('/').unwrap().0)
         });
-        let dir = tempfile::tempdir().unwrap();
+        let dir = private_dir();
         vegas(dir.path(), &["--database", &database, "emission", "create", "--blocks", "1"]);
         let servers: Vec<ServerProcess> = (0..instances).map(|_| ServerProcess::start(dir.path(), &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--database", &database])).collect();
         let loads: Vec<Arc<Load>> = servers.iter().map(|s| Arc::new(Load::new(s))).collect();
@@ -297,7 +297,7 @@ fn verdict(met: bool) -> &'static str {
 }
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let data = dir.path();
     vegas(data, &["emission", "create", "--blocks", "1"]);
     let mut server = ServerProcess::start(data, &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--settle-after", "600"]);

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use support::http::Retrying;
-use support::process::{ServerProcess, vegas};
+use support::process::{ServerProcess, vegas, private_dir};
 use vegas::payload::{Jwks, verify};
 
 const INSTANCES: usize = 3;
@@ -37,7 +37,7 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     admin.batch_execute("CREATE DATABASE cluster").await.unwrap();
     let url = format!("{}/cluster", admin_url.rsplit_once('/').unwrap().0);
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let data = dir.path().to_owned();
     vegas(&data, &["--database", &url, "emission", "create", "--blocks", "1"]);
     let mut servers: Vec<ServerProcess> = (0..INSTANCES).map(|_| ServerProcess::start(&data, &["--demo", "--database", &url, "--connections", "8"])).collect();

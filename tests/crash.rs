@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use support::http::Retrying;
-use support::process::{ServerProcess, vegas};
+use support::process::{ServerProcess, vegas, private_dir};
 
 const PLAYERS: usize = 12;
 const TICKETS_EACH: usize = 25;
@@ -35,7 +35,7 @@ struct Acknowledged {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_purchases_survive_sigkill() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let data = dir.path().to_owned();
     vegas(&data, &["emission", "create", "--blocks", "1"]);
     let mut server = ServerProcess::start(&data, &["--demo"]);

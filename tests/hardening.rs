@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::process::{ServerProcess, vegas, vegas_refused};
+use support::process::{ServerProcess, vegas, vegas_refused, private_dir};
 
 /// Rate limits out of the way, for the tests that are about something else.
 const NO_RATE_LIMIT: [&str; 4] = ["--auth-burst", "100000", "--auth-per-minute", "100000"];
@@ -41,7 +41,7 @@ async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
 
 #[tokio::test]
 async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let data = dir.path().to_owned();
     vegas(&data, &["emission", "create", "--blocks", "1"]);
     let server = ServerProcess::start(&data, &[]);
@@ -84,7 +84,7 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn five_hundred_wrong_password_logins_at_once_hold_little_memory() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let server = demo_server(&dir, &NO_RATE_LIMIT);
     let (http, base) = (Client::new(), server.base());
     let before = peak_memory_mib(server.pid());
@@ -109,7 +109,7 @@ async fn five_hundred_wrong_password_logins_at_once_hold_little_memory() {
 
 #[tokio::test]
 async fn logins_are_limited_per_account_and_new_sessions_per_address() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let server = demo_server(&dir, &[]);
     let (http, base) = (Client::new(), server.base());
     let login = |password: &str| http.post(format!("{base}/api/login")).json(&credentials("alice", password));
@@ -136,7 +136,7 @@ async fn logins_are_limited_per_account_and_new_sessions_per_address() {
 
 #[tokio::test]
 async fn an_unknown_name_is_refused_as_slowly_as_a_wrong_password() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let server = demo_server(&dir, &NO_RATE_LIMIT);
     let (http, base) = (Client::new(), server.base());
     let median = |times: &mut Vec<Duration>| {
@@ -176,7 +176,7 @@ fn closed_within(mut stream: TcpStream, limit: Duration) -> Duration {
 
 #[tokio::test]
 async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_once() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let server = demo_server(&dir, &[]);
     let addr = server.addr.clone();
     let open = || TcpStream::connect(&addr).unwrap();
@@ -209,7 +209,7 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
 
 #[tokio::test]
 async fn connections_past_the_limit_wait_and_the_server_keeps_answering() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let server = demo_server(&dir, &["--max-connections", "40"]);
     let idle: Vec<TcpStream> = (0..90).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
     let fds = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count();
@@ -224,7 +224,7 @@ async fn connections_past_the_limit_wait_and_the_server_keeps_answering() {
 
 #[tokio::test]
 async fn a_fault_of_ours_is_a_generic_500_whose_request_id_the_log_carries_with_the_cause() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = private_dir();
     let server = demo_server(&dir, &[]);
     let (http, base) = (Client::new(), server.base());
     let guest: Value = http.post(format!("{base}/api/guest")).send().await.unwrap().json().await.unwrap();
@@ -241,4 +241,28 @@ async fn a_fault_of_ours_is_a_generic_500_whose_request_id_the_log_carries_with_
     let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
     let line = log.lines().find(|l| l.contains(&request_id)).unwrap_or_else(|| panic!("no log line with {request_id}:\n{log}"));
     assert!(line.contains("no such table"), "the cause is logged: {line}");
+}
+
+#[test]
+fn the_data_directory_and_its_files_are_owner_only_and_looser_ones_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = private_dir();
+    let data = dir.path().join("data");
+    vegas(&data, &["emission", "create", "--blocks", "1"]);
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700);
+    let files: Vec<_> = std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().path()).filter(|p| !p.ends_with("server.log")).collect();
+    assert!(files.iter().any(|f| f.ends_with("vegas.sqlite3")), "{files:?}");
+    for file in &files {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+    let chmod = |path: &std::path::Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    chmod(&data.join("vegas.sqlite3"), 0o644);
+    let refused = vegas_refused(&data, &["blocks", "list"]);
+    assert!(refused.contains("chmod 600") && refused.contains("vegas.sqlite3"), "{refused}");
+    chmod(&data.join("vegas.sqlite3"), 0o600);
+    chmod(&data, 0o755);
+    assert!(vegas_refused(&data, &["blocks", "list"]).contains("chmod 700"));
+    chmod(&data, 0o700);
+    vegas(&data, &["blocks", "list"]);
 }

@@ -1,6 +1,10 @@
 //! The ticket server over real HTTP on loopback, against a real SQLite file.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support {
+    pub mod process;
+}
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -9,6 +13,7 @@ use std::time::Duration;
 use vegas::payload::{Jwks, verify};
 use vegas::rules::prize_table::BLOCK_SIZE;
 use vegas::server::store::{Store, ledger};
+use support::process::private_dir;
 use vegas::server::limits::Rate;
 use vegas::server::{AppState, Config, Database, blocks, open_store};
 
@@ -16,7 +21,7 @@ use vegas::server::{AppState, Config, Database, blocks, open_store};
 fn template() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
+        let dir = private_dir().keep();
         let made = dir.clone();
         // Its own runtime, on its own thread: the tests' runtimes cannot be blocked on.
         std::thread::spawn(move || {
@@ -52,7 +57,7 @@ async fn server_with_dist(dist: &std::path::Path) -> Server {
 }
 
 async fn server_on(settle_after: Duration, dist: Option<std::path::PathBuf>) -> Server {
-    let data = tempfile::tempdir().unwrap();
+    let data = private_dir();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let dist_dir = dist.unwrap_or_else(|| data.path().join("dist"));
     let config = test_config(data.path(), dist_dir, settle_after);
@@ -505,10 +510,11 @@ async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl Int
 
 #[tokio::test]
 async fn a_data_directory_keeps_the_key_it_signed_with_before_keys_lived_in_the_store() {
-    let data = tempfile::tempdir().unwrap();
+    let data = private_dir();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let secret = [7u8; 32];
     std::fs::write(data.path().join("signing-key.ed25519"), secret).unwrap();
+    std::fs::set_permissions(data.path().join("signing-key.ed25519"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let config = test_config(data.path(), data.path().join("dist"), Duration::from_secs(60));
     let state = AppState::open(config).await.unwrap();
     let kid = vegas::payload::TicketSigner::from_secret(secret).kid().to_owned();

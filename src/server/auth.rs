@@ -34,9 +34,11 @@ fn token_hash(token: &str) -> String {
     crate::block::hex(&Sha256::digest(token.as_bytes()))
 }
 
+pub const KEY_FILE_NAME: &str = "signing-key.ed25519";
+
 /// The signing key a data directory kept in a file before keys lived in the store, if any.
 pub fn key_file(data_dir: &Path) -> Result<Option<SigningKeyRecord>, String> {
-    let path = data_dir.join("signing-key.ed25519");
+    let path = data_dir.join(KEY_FILE_NAME);
     match std::fs::read(&path) {
         Ok(bytes) => {
             let secret: [u8; 32] = bytes.try_into().map_err(|_| format!("{} is not a 32-byte Ed25519 secret", path.display()))?;

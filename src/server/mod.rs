@@ -145,9 +145,37 @@ pub struct AppState {
 }
 
 /// Opens the embedded store of a data directory (creating the directory), migrating it if need be.
+/// The directory holds secrets (the open blocks' seeds decide every unsold ticket; password and
+/// session hashes; an old signing key): it is made owner-only, and refused if anyone else may read it.
 pub fn open_store(data_dir: &std::path::Path) -> Result<SqliteStore, String> {
-    std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
-    SqliteStore::open(&data_dir.join(store::sqlite::FILE_NAME)).map_err(|e| format!("cannot open the store: {e}"))
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+    let database = data_dir.join(store::sqlite::FILE_NAME);
+    // Made owner-only before SQLite opens it; SQLite gives its -wal and -shm files the same mode.
+    std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&database).map_err(|e| format!("cannot create {}: {e}", database.display()))?;
+    check_private(data_dir)?;
+    SqliteStore::open(&database).map_err(|e| format!("cannot open the store: {e}"))
+}
+
+/// Refuses a data directory, or a store file in it (the database, its -wal and -shm, an old key file),
+/// that its owner's group or others may access.
+fn check_private(data_dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let entries = std::fs::read_dir(data_dir).map_err(|e| format!("cannot read {}: {e}", data_dir.display()))?;
+    let secret = |name: &str| name.starts_with(store::sqlite::FILE_NAME) || name == auth::KEY_FILE_NAME;
+    let files = entries.filter_map(Result::ok).filter(|entry| entry.file_name().to_str().is_some_and(secret)).map(|entry| entry.path());
+    for path in std::iter::once(data_dir.to_owned()).chain(files) {
+        let mode = std::fs::metadata(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            let wanted = if path.is_dir() { "700" } else { "600" };
+            return Err(format!(
+                "{} may be read by others (mode {mode:o}) but holds the store's secrets: run `chmod {wanted} {}` (and the same for what it holds)",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl AppState {

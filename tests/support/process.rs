@@ -12,6 +12,12 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_vegas"))
 }
 
+/// A temporary data directory the server accepts: owner-only, as it requires.
+pub fn private_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    tempfile::Builder::new().permissions(std::fs::Permissions::from_mode(0o700)).tempdir().unwrap()
+}
+
 /// Runs a `vegas` command on a data directory; panics with its output if it fails.
 pub fn vegas(data: &Path, args: &[&str]) -> Output {
     let output = Command::new(binary()).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().expect("vegas runs");
