@@ -77,6 +77,7 @@ conformance!(
     names_are_unique_and_sessions_expire,
     a_crowd_buying_at_once_is_answered_sale_by_sale,
     operator_payouts_racing_never_overdraw_a_wallet,
+    expired_sessions_and_stale_guests_are_purged,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -184,6 +185,33 @@ async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<dyn Store>) 
     assert_eq!(balance(&*store, &p).await, Cents::ZERO);
     assert_eq!(store.debit("p-nobody", Cents(1), "payout", NOW).await, Err(StoreError::NotFound("player")));
     ledger_passes(&*store).await;
+}
+
+async fn expired_sessions_and_stale_guests_are_purged(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(10)).await;
+    let gone = player(&*store, "p-gone", 100).await;
+    store.credit(&gone, Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "top-up".into() }, NOW).await.unwrap();
+    store.create_session("expired", &gone, NOW - 1).await.unwrap();
+    let played = player(&*store, "p-played", 10).await;
+    store.sell(sale(&played, "k", Mode::Auto, "t-played")).await.unwrap();
+    let returning = player(&*store, "p-returning", 10).await;
+    store.create_session("live", &returning, NOW + 3600).await.unwrap();
+    let funded = player(&*store, "p-funded", 0).await;
+    store.credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW).await.unwrap();
+    store.debit(&funded, Cents::euros(5), "payout", NOW).await.unwrap();
+    let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, opening_credit: None };
+    store.create_player(new, NOW + 10).await.unwrap();
+
+    let report = store.purge(NOW, NOW + 5, 100).await.unwrap();
+    assert_eq!((report.sessions, report.guests), (1, 1), "{report:?}");
+    assert_eq!(store.player(&gone).await, Err(StoreError::NotFound("player")));
+    assert_eq!(store.session_player("expired", NOW - 10).await.unwrap(), None);
+    for kept in [&played, &returning, &funded, "p-new"] {
+        store.player(kept).await.unwrap_or_else(|e| panic!("{kept} kept: {e}"));
+    }
+    assert_eq!(store.session_player("live", NOW).await.unwrap(), Some(returning));
+    ledger_passes(&*store).await;
+    assert_eq!(store.purge(NOW, NOW + 5, 100).await.unwrap(), Default::default(), "nothing left to purge");
 }
 
 /// Races reveals (every zone, several times, in a random order), completions and settlements on one

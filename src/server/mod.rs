@@ -389,14 +389,27 @@ async fn serve_connections(
     Ok(())
 }
 
-/// Forgets rate-limit state that has expired, now and then.
+/// Now and then: forgets expired rate-limit state; deletes expired sessions and stale guests (a guest
+/// with no session left can never come back) in rounds of [`PURGE_ROUND`].
 async fn housekeeping_forever(state: AppState) {
-    loop {
+    for minute in 0u64.. {
         tokio::time::sleep(Duration::from_secs(60)).await;
         state.sessions_per_ip.limiter().retain_recent();
         state.logins_per_account.forget_idle();
+        if minute % 10 == 0 {
+            let now = now();
+            match state.store.purge(now, now - GUEST_GRACE.as_secs() as i64, PURGE_ROUND).await {
+                Ok(report) if report != Default::default() => tracing::info!(?report, "purged"),
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "purging expired sessions and stale guests failed"),
+            }
+        }
     }
 }
+
+/// A guest is purged no sooner than this after its creation, once it has no session left.
+const GUEST_GRACE: Duration = Duration::from_secs(24 * 3600);
+const PURGE_ROUND: usize = 1000;
 
 /// Re-reads the signing keys now and then: a key rotated elsewhere is listed, then used.
 async fn refresh_keys_forever(state: AppState) {

@@ -149,6 +149,22 @@ pub struct SettleReport {
     pub failed: Vec<(String, String)>,
 }
 
+/// What one round of purging removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    pub sessions: usize,
+    pub guests: usize,
+}
+
+/// The guests a purge looks for: created before `stale_before`, with no session left (a guest has no
+/// password, so it can never come back), no ticket, and no real money ever moved.
+pub(crate) const STALE_GUESTS: &str = "SELECT p.id FROM players p WHERE p.guest AND p.created_at < $1 \
+    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.player_id = p.id) \
+    AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.player_id = p.id) \
+    AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.kind IN ('deposit', 'withdrawal') AND x.debit = 'wallet:' || p.id) \
+    AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.kind IN ('deposit', 'withdrawal') AND x.credit = 'wallet:' || p.id) \
+    ORDER BY p.created_at LIMIT $2";
+
 /// A block as the store keeps it. `seed` is secret while the block is open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockRecord {
@@ -257,6 +273,10 @@ pub trait Store: Send + Sync {
     /// Credits up to `limit` tickets sold at or before `sold_before` and not yet credited, oldest first,
     /// each on its own (one failure does not stop the others).
     async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError>;
+    /// Deletes expired sessions, and up to `limit` stale guests (see [`STALE_GUESTS`]): each one's demo
+    /// money goes back to `demo` and its wallet and demo transfers go with it, the exact inverse of its
+    /// creation and top-ups, so the books still balance.
+    async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError>;
     /// When the oldest ticket still to credit was sold, if any.
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError>;
 

@@ -20,8 +20,8 @@
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
-    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
+    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
+    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -648,6 +648,49 @@ impl Store for PostgresStore {
             })
         })
         .await
+    }
+
+    async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError> {
+        let sessions = self.core.unit(|tx| Box::pin(async move { Ok(tx.execute("DELETE FROM sessions WHERE expires_at <= $1", &[&now]).await?) })).await?;
+        let limit = i64::try_from(limit).map_err(backend)?;
+        let stale: Vec<String> =
+            self.core.read(async |client| Ok(client.query(STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect())).await?;
+        let mut guests = 0;
+        for id in stale {
+            let purged = self
+                .core
+                .unit(|tx| {
+                    let id = id.clone();
+                    Box::pin(async move {
+                        // Another instance purging the same guest holds its row: it is left to that one.
+                        if tx.query_opt("SELECT 1 FROM players WHERE id = $1 AND guest FOR UPDATE SKIP LOCKED", &[&id]).await?.is_none() {
+                            return Ok(false);
+                        }
+                        let wallet = Account::Wallet(&id).id();
+                        let given: i64 = tx
+                            .query_one("SELECT COALESCE(SUM(amount), 0)::BIGINT FROM transfers WHERE kind = 'demo' AND credit = $1", &[&wallet])
+                            .await?
+                            .get(0);
+                        // Only what demo money gave the wallet is in it (no ticket, no real money): else keep it.
+                        if tx.execute("DELETE FROM balances WHERE account = $1 AND shard = 0 AND balance = $2", &[&wallet, &given]).await? != 1 {
+                            return Err(Failure::Store(StoreError::Backend(format!("the wallet of {id} holds more than its demo money"))));
+                        }
+                        tx.execute("DELETE FROM transfers WHERE kind = 'demo' AND credit = $1", &[&wallet]).await?;
+                        let demo_shard = shard_of(id.as_bytes());
+                        tx.execute("UPDATE balances SET balance = balance + $2 WHERE account = $1 AND shard = $3", &[&Account::Demo.id(), &given, &demo_shard])
+                            .await?;
+                        tx.execute("DELETE FROM accounts WHERE id = $1", &[&wallet]).await?;
+                        Ok(tx.execute("DELETE FROM players WHERE id = $1", &[&id]).await? == 1)
+                    })
+                })
+                .await;
+            match purged {
+                Ok(true) => guests += 1,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(guest = %id, error = %e, "a stale guest was kept"),
+            }
+        }
+        Ok(PurgeReport { sessions: usize::try_from(sessions).map_err(backend)?, guests })
     }
 
     async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {

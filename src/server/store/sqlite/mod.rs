@@ -8,8 +8,8 @@ mod writer;
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, Sale, SaleRequest, SettleReport,
-    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
+    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
+    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -532,6 +532,31 @@ impl Store for SqliteStore {
             }
             credit_win(conn, &t.id, now)?;
             Ok(Completion { ticket: ticket(conn, &player_id, &ticket_id)?, balance: balance(conn, &Account::Wallet(&player_id))? })
+        })
+        .await
+    }
+
+    async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError> {
+        self.write(move |conn, _| {
+            let sessions = conn.prepare_cached("DELETE FROM sessions WHERE expires_at <= ?1")?.execute([now])?;
+            let stale: Vec<String> = conn
+                .prepare_cached(STALE_GUESTS)?
+                .query_map(params![stale_before, i64::try_from(limit).unwrap_or(i64::MAX)], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            let mut guests = 0;
+            for id in stale {
+                let wallet = Account::Wallet(&id).id();
+                let given: i64 = conn.prepare_cached("SELECT COALESCE(SUM(amount), 0) FROM transfers WHERE kind = 'demo' AND credit = ?1")?.query_row([&wallet], |r| r.get(0))?;
+                // Only what demo money gave the wallet is in it (no ticket, no real money): else keep it.
+                if balance(conn, &Account::Wallet(&id))? != cents(given)? {
+                    continue;
+                }
+                conn.prepare_cached("DELETE FROM transfers WHERE kind = 'demo' AND credit = ?1")?.execute([&wallet])?;
+                conn.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?.execute(params![Account::Demo.id(), given])?;
+                conn.prepare_cached("DELETE FROM accounts WHERE id = ?1")?.execute([&wallet])?;
+                guests += conn.prepare_cached("DELETE FROM players WHERE id = ?1")?.execute([&id])?;
+            }
+            Ok(PurgeReport { sessions, guests })
         })
         .await
     }
