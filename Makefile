@@ -15,6 +15,8 @@ tools:
 	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || (apt-get update && apt-get install -y chromium chromium-driver)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
 	@command -v brotli >/dev/null || (apt-get update && apt-get install -y brotli)
+	@python3 -c "import ensurepip" 2>/dev/null || (apt-get update && apt-get install -y python3-venv)
+	@command -v curl >/dev/null || (apt-get update && apt-get install -y curl)
 
 # The game in dist/, then the designers' preview in dist/preview/ (Trunk empties dist/ first).
 dist: tools
@@ -33,6 +35,7 @@ test-suites:
 	VEGAS_REQUIRE_POSTGRES=1 cargo test --locked
 	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --features preview --test web
 	cargo build --release --locked
+	tests/contract/run.sh
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
 
 bench: bench-block bench-server bench-web

@@ -5,6 +5,7 @@ use crate::rules::Surface;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TicketState {
     /// Not yet credited: the player is (or was) scratching it.
@@ -17,6 +18,7 @@ pub enum TicketState {
 
 /// A ticket as the API shows it to its owner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 pub struct TicketView {
     pub id: String,
     pub serial: String,
@@ -33,6 +35,7 @@ pub struct TicketView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 pub struct TicketAndBalance {
     pub ticket: TicketView,
     pub balance_cents: i64,
@@ -40,6 +43,7 @@ pub struct TicketAndBalance {
 
 /// The signed-in player.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 pub struct Me {
     pub id: String,
     pub name: Option<String>,

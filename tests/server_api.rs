@@ -368,6 +368,8 @@ async fn bad_requests_get_a_json_4xx_never_a_5xx() {
         (s.http.post(s.url("/api/tickets")).header("Idempotency-Key", "z").json(&json!({"mode": "auto"})), StatusCode::UNAUTHORIZED),
         (s.http.get(s.url("/api/me")).bearer_auth("forged"), StatusCode::UNAUTHORIZED),
         (s.http.get(s.url("/api/tickets?limit=abc")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
+        (s.http.get(s.url("/api/tickets?limit=0")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
+        (s.http.get(s.url("/api/tickets?limit=101")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
         (s.http.get(s.url("/api/nowhere")), StatusCode::NOT_FOUND),
         (s.http.delete(s.url("/api/tickets")).bearer_auth(&p.token), StatusCode::METHOD_NOT_ALLOWED),
         (s.http.post(s.url("/api/tickets/t-none/reveal")).bearer_auth(&p.token).json(&json!({"zones": "all"})), StatusCode::BAD_REQUEST),
@@ -519,4 +521,40 @@ async fn a_data_directory_keeps_the_key_it_signed_with_before_keys_lived_in_the_
     let state = AppState::open(config).await.unwrap();
     let kid = vegas::payload::TicketSigner::from_secret(secret).kid().to_owned();
     assert_eq!(state.printer.jwks().keys.iter().map(|k| k.kid.clone()).collect::<Vec<_>>(), [kid]);
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_every_route_the_server_answers() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    let doc: Value = s.http.get(s.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    let mut operations = Vec::new();
+    for (path, methods) in paths {
+        for method in methods.as_object().unwrap().keys() {
+            operations.push(format!("{} {path}", method.to_uppercase()));
+        }
+    }
+    operations.sort();
+    let expected = [
+        "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/jwks", "GET /api/me", "GET /api/openapi.json", "GET /api/tickets",
+        "GET /api/tickets/{id}", "GET /healthz", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register",
+        "POST /api/tickets", "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
+    ];
+    assert_eq!(operations, expected);
+    // Each one is a route of the server (never the API's "no such route" fallback, never 405).
+    for operation in &operations {
+        let (method, path) = operation.split_once(' ').unwrap();
+        let request = s.http.request(method.parse().unwrap(), s.url(&path.replace("{id}", "t-none"))).bearer_auth(&p.token);
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert!(status != StatusCode::METHOD_NOT_ALLOWED && !body.contains("API route not found"), "{operation}: {status} {body}");
+    }
+    let schemes = doc["components"]["securitySchemes"].as_object().unwrap();
+    assert_eq!(schemes.keys().collect::<Vec<_>>(), ["bearer", "cookie"]);
+    let buy = &doc["paths"]["/api/tickets"]["post"];
+    assert_eq!(buy["parameters"][0]["name"], "Idempotency-Key");
+    assert!(buy["responses"]["402"].is_object() && buy["responses"]["500"].is_object());
 }

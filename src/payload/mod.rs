@@ -63,6 +63,7 @@ struct Header {
 
 /// A public key as a JWK (RFC 8037: `kty` OKP, `crv` Ed25519).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 pub struct Jwk {
     pub kty: String,
     pub crv: String,
@@ -75,6 +76,7 @@ pub struct Jwk {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 pub struct Jwks {
     pub keys: Vec<Jwk>,
 }

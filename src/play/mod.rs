@@ -11,6 +11,7 @@ use crate::rules::{Outcome, Surface, Ticket, Zone};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The player chooses the first surface and scratches every zone.

@@ -28,6 +28,7 @@ pub fn serde_name(value: impl Serialize) -> String {
 
 /// The four independent surfaces, in the ticket's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Surface {
     Poker,

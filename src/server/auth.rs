@@ -2,7 +2,8 @@
 //! SameSite=Strict cookie, and in the JSON body for API clients that send it as a bearer token) and
 //! stored only as its SHA-256. Passwords are kept as argon2id hashes.
 
-use super::error::{ApiError, ApiJson};
+use super::error::{ApiError, ApiJson, ErrorBody};
+use super::openapi::{AnyRequestRefusals, SessionRefusals};
 use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
 use super::{AppState, now, os_random};
 use crate::api::Me;
@@ -78,8 +79,8 @@ fn session_token(headers: &HeaderMap) -> Option<String> {
         .find_map(|pair| pair.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('=').map(str::to_owned))
 }
 
-#[derive(Serialize)]
-struct SessionBody {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SessionBody {
     token: String,
     player: Me,
 }
@@ -120,6 +121,13 @@ fn demo_only(state: &AppState) -> Result<(), ApiError> {
 }
 
 /// `POST /api/guest`: a new guest player with demo money (demo mode only).
+#[utoipa::path(post, path = "/api/guest", tag = "players", security(()),
+    responses(
+        (status = 200, description = "A new guest and its session (also set as a cookie)", body = SessionBody),
+        (status = 409, description = "`demo_off`: a real-money server has no guests", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many new sessions from this address", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        AnyRequestRefusals,
+    ))]
 pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> {
     demo_only(&state)?;
     let player = NewPlayer { id: new_player_id(), name: None, password_hash: None, guest: true, opening_credit: Some(demo_credit(DEMO_CREDIT)) };
@@ -127,10 +135,12 @@ pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> 
     start_session(&state, player.id).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Credentials {
+    #[schema(min_length = 3, max_length = 32)]
     name: String,
+    #[schema(min_length = 8, max_length = 256)]
     password: String,
 }
 
@@ -138,6 +148,14 @@ pub struct Credentials {
 const PASSWORD_MAX_BYTES: usize = 256;
 
 /// `POST /api/register`: a named player (credited with demo money in demo mode).
+#[utoipa::path(post, path = "/api/register", tag = "players", security(()), request_body = Credentials,
+    responses(
+        (status = 200, description = "The new player and its session (also set as a cookie)", body = SessionBody),
+        (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many new sessions from this address", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "`busy`: every password check is taken; come back shortly", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        AnyRequestRefusals,
+    ))]
 pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
     let name = PlayerName::parse(&creds.name).map_err(ApiError::BadRequest)?;
     if creds.password.chars().count() < 8 || creds.password.len() > PASSWORD_MAX_BYTES {
@@ -151,6 +169,14 @@ pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Cre
 }
 
 /// `POST /api/login`. A wrong name and a wrong password are one answer, given in the same time.
+#[utoipa::path(post, path = "/api/login", tag = "players", security(()), request_body = Credentials,
+    responses(
+        (status = 200, description = "The player and a new session (also set as a cookie)", body = SessionBody),
+        (status = 401, description = "`bad_credentials`: wrong name or password", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many attempts on this name or from this address", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "`busy`: every password check is taken; come back shortly", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        AnyRequestRefusals,
+    ))]
 pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
     if creds.password.len() > PASSWORD_MAX_BYTES {
         return Err(ApiError::BadCredentials);
@@ -166,28 +192,44 @@ pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Creden
 }
 
 /// `POST /api/logout`: ends this session and clears the cookie.
+#[utoipa::path(post, path = "/api/logout", tag = "players", security((), ("bearer" = []), ("cookie" = [])),
+    responses((status = 200, description = "Signed out (whether or not a session was sent)", body = LoggedOut), AnyRequestRefusals))]
 pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if let Some(token) = session_token(&headers) {
         state.store.delete_session(&token_hash(&token)).await?;
     }
-    let mut response = ApiJson(serde_json::json!({ "ok": true })).into_response();
+    let mut response = ApiJson(LoggedOut { ok: true }).into_response();
     let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}", secure_attribute(&state));
     response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
     Ok(response)
 }
 
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct LoggedOut {
+    ok: bool,
+}
+
 /// `GET /api/me`: who is signed in, and the balance (wins count only once credited).
+#[utoipa::path(get, path = "/api/me", tag = "players", security(("bearer" = []), ("cookie" = [])),
+    responses((status = 200, description = "The signed-in player", body = Me), SessionRefusals))]
 pub async fn me(State(state): State<AppState>, player: Player) -> Result<ApiJson<Me>, ApiError> {
     Ok(ApiJson(me_of(&state, &player.id).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Deposit {
+    #[schema(minimum = 1, maximum = 10000)]
     amount_cents: u64,
 }
 
 /// `POST /api/wallet/deposit`: demo money, at most 100 € at a time (demo mode only).
+#[utoipa::path(post, path = "/api/wallet/deposit", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body = Deposit,
+    responses(
+        (status = 200, description = "The player with the new balance", body = Me),
+        (status = 409, description = "`demo_off`: real money comes only through the operator", body = ErrorBody),
+        SessionRefusals,
+    ))]
 pub async fn demo_deposit(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<Deposit>) -> Result<ApiJson<Me>, ApiError> {
     demo_only(&state)?;
     let amount = Cents(body.amount_cents);

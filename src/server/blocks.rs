@@ -50,13 +50,13 @@ async fn off_the_executor<T: Send + 'static, E: ToString + Send + 'static>(work:
     tokio::task::spawn_blocking(work).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct PrizeLine {
     count: u32,
     lot_cents: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct BlockInfo {
     emission: u32,
     block: u32,
@@ -72,6 +72,7 @@ pub struct BlockInfo {
 }
 
 /// `GET /api/blocks`: every block's public facts.
+#[utoipa::path(get, path = "/api/blocks", tag = "public", security(()), responses((status = 200, description = "Every block, its commitment and prize table; a closed block's seed", body = Vec<BlockInfo>), super::openapi::AnyRequestRefusals))]
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo>>, ApiError> {
     let rows = state.store.blocks().await?;
     let prize_table = || PRIZE_TABLE.iter().map(|t| PrizeLine { count: t.count, lot_cents: t.lot.0 }).collect();

@@ -7,7 +7,6 @@ use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -62,6 +61,24 @@ impl ApiError {
     }
 }
 
+/// The body of every error answer.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, for clients to branch on: `bad_request`, `unauthorized`, `insufficient_funds`, …
+    pub error: String,
+    /// What went wrong, for people to read.
+    pub message: String,
+    /// On a 500 only: the id the server's log files the cause under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+impl ErrorBody {
+    fn new(code: &str, message: String) -> ErrorBody {
+        ErrorBody { error: code.to_owned(), message, request_id: None }
+    }
+}
+
 /// The cause of a fault of ours, carried by its response to [`report_faults`], which logs it beside the
 /// request's id; the client sees only the id.
 #[derive(Debug, Clone)]
@@ -73,11 +90,11 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         if let ApiError::Internal(cause) = self {
-            let mut response = (status, Json(json!({ "error": code, "message": FAULT_MESSAGE }))).into_response();
+            let mut response = (status, Json(ErrorBody::new(code, FAULT_MESSAGE.into()))).into_response();
             response.extensions_mut().insert(Fault(cause));
             return response;
         }
-        let mut response = (status, Json(json!({ "error": code, "message": self.to_string() }))).into_response();
+        let mut response = (status, Json(ErrorBody::new(code, self.to_string()))).into_response();
         let retry_after = match self {
             ApiError::RateLimited { retry_after } => Some(retry_after),
             ApiError::Busy => Some(1),
@@ -101,7 +118,7 @@ pub async fn report_faults(request: axum::extract::Request, next: axum::middlewa
     }
     let cause = response.extensions().get::<Fault>().map_or_else(|| format!("{} from a layer", response.status()), |f| f.0.clone());
     tracing::error!(%request_id, %method, %path, %cause, "request failed");
-    let body = json!({ "error": "internal", "message": FAULT_MESSAGE, "request_id": request_id });
+    let body = ErrorBody { request_id: Some(request_id), ..ErrorBody::new("internal", FAULT_MESSAGE.into()) };
     (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
 }
 

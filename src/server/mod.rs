@@ -14,6 +14,7 @@ pub mod blocks;
 pub mod error;
 pub mod limits;
 pub mod names;
+pub mod openapi;
 pub mod passwords;
 pub mod printer;
 pub mod store;
@@ -240,6 +241,7 @@ pub fn router(state: AppState) -> Router {
         .route("/tickets/{id}/complete", post(tickets::complete))
         .route("/jwks", get(tickets::jwks))
         .route("/blocks", get(blocks::list))
+        .route("/openapi.json", get(openapi::document))
         .fallback(|| async { ApiError::NotFound("API route") })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // API answers carry tokens, balances and tickets: no cache keeps them.
@@ -256,8 +258,8 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .nest("/api", api)
-        .route("/.well-known/jwks.json", get(tickets::jwks))
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/.well-known/jwks.json", get(tickets::well_known_jwks))
+        .route("/healthz", get(openapi::health))
         .merge(app)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         // A declared length over the limit is refused before any of the body is read.

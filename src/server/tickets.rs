@@ -6,7 +6,8 @@
 //! credited twice (see [`super::store`]).
 
 use super::auth::{Player, random_hex};
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use super::openapi::{AnyRequestRefusals, SessionRefusals};
 use super::store::{SaleRequest, TicketRecord};
 use super::{AppState, now};
 use crate::api::{TicketAndBalance, TicketState, TicketView};
@@ -58,7 +59,7 @@ fn new_ticket_id() -> String {
     format!("t-{millis:012x}{}", random_hex::<6>())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Purchase {
     mode: Mode,
@@ -68,6 +69,15 @@ pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 
 /// `POST /api/tickets` with an `Idempotency-Key` header: buys the next ticket for 3 €.
 /// 201 for a new sale; 200 with the same ticket for a retry of the same key.
+#[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])), request_body = Purchase,
+    params(("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,200}$", description = "Names this purchase: sent again, it answers the same ticket and debits nothing. 1 to 200 visible ASCII characters, compared byte for byte.")),
+    responses(
+        (status = 201, description = "Sold: the ticket and the balance after its 3 € stake", body = TicketAndBalance),
+        (status = 200, description = "This key bought this ticket already: the same answer, nothing debited", body = TicketAndBalance),
+        (status = 402, description = "`insufficient_funds`: the balance is under 3 €", body = ErrorBody),
+        (status = 409, description = "`sold_out`: no ticket is on sale; `idempotency_key_reused`: the key bought a ticket of the other mode", body = ErrorBody),
+        SessionRefusals,
+    ))]
 pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderMap, ApiJson(body): ApiJson<Purchase>) -> Result<Response, ApiError> {
     // Compared byte for byte with the keys already used, never trimmed or folded. Visible ASCII only: HTTP
     // itself drops whitespace around a header's value (RFC 9110 §5.5), so none is allowed inside either.
@@ -86,15 +96,23 @@ pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderM
     Ok((status, ApiJson(TicketAndBalance { ticket, balance_cents })).into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
+    /// How many tickets, 1 to 100 (20 by default).
+    #[param(minimum = 1, maximum = 100)]
     limit: Option<u32>,
 }
 
 /// `GET /api/tickets?limit=N`: the player's last tickets, newest first (20 by default, 100 at most).
+#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])), params(HistoryQuery),
+    responses((status = 200, description = "The last tickets, newest first", body = Vec<TicketView>), SessionRefusals))]
 pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q): ApiQuery<HistoryQuery>) -> Result<ApiJson<Vec<TicketView>>, ApiError> {
-    let limit = q.limit.unwrap_or(20).clamp(1, 100);
+    let limit = q.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::BadRequest(format!("limit is 1 to 100, not {limit}")));
+    }
     let mut views = Vec::new();
     for ticket in state.store.history(&player.id, limit).await? {
         views.push(state.view(ticket).await?);
@@ -103,18 +121,34 @@ pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q):
 }
 
 /// `GET /api/tickets/{id}`: one of the player's tickets (another player's is 404).
+#[utoipa::path(get, path = "/api/tickets/{id}", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
+    params(("id" = String, Path, description = "The ticket's id")),
+    responses(
+        (status = 200, description = "The ticket", body = TicketView),
+        (status = 404, description = "`not_found`: no such ticket of this player", body = ErrorBody),
+        SessionRefusals,
+    ))]
 pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.ticket(&player.id, &id).await?;
     Ok(ApiJson(state.view(ticket).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reveal {
+    /// Zones uncovered (0–11: Poker 0–1, Roulette 2–5, Craps 6–9, Jackpot 10–11).
     zones: Vec<usize>,
 }
 
 /// `POST /api/tickets/{id}/reveal` `{"zones": [..]}`: records zones as the player uncovers them.
+#[utoipa::path(post, path = "/api/tickets/{id}/reveal", tag = "tickets", security(("bearer" = []), ("cookie" = [])), request_body = Reveal,
+    params(("id" = String, Path, description = "The ticket's id")),
+    responses(
+        (status = 200, description = "The ticket with the zones recorded (those it had already are ignored)", body = TicketView),
+        (status = 404, description = "`not_found`: no such ticket of this player", body = ErrorBody),
+        (status = 409, description = "`first_surface_unfinished`: « Jouez » uncovers its first surface first; `ticket_finished`: the game is over", body = ErrorBody),
+        SessionRefusals,
+    ))]
 pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>, ApiJson(body): ApiJson<Reveal>) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.reveal(&player.id, &id, body.zones).await?;
     Ok(ApiJson(state.view(ticket).await?))
@@ -122,15 +156,30 @@ pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): 
 
 /// `POST /api/tickets/{id}/complete`: ends the game and credits the win once. A « Jouez » ticket must
 /// have every zone uncovered; « Auto » uncovers what remains itself.
+#[utoipa::path(post, path = "/api/tickets/{id}/complete", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
+    params(("id" = String, Path, description = "The ticket's id")),
+    responses(
+        (status = 200, description = "Finished: the ticket with its win, and the balance once credited", body = TicketAndBalance),
+        (status = 404, description = "`not_found`: no such ticket of this player", body = ErrorBody),
+        (status = 409, description = "`zones_left`: « Jouez » needs every zone uncovered; `ticket_finished`: completed already", body = ErrorBody),
+        SessionRefusals,
+    ))]
 pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
     let done = state.store.complete(&player.id, &id, now()).await?;
     let balance_cents = balance_cents(done.balance)?;
     Ok(ApiJson(TicketAndBalance { ticket: state.view(done.ticket).await?, balance_cents }))
 }
 
-/// `GET /api/jwks` and `/.well-known/jwks.json`: the keys tickets are signed with.
+/// `GET /api/jwks`: the keys tickets are signed with (the current ones and those before).
+#[utoipa::path(get, path = "/api/jwks", tag = "public", security(()), responses((status = 200, description = "A JWK Set of Ed25519 keys", body = Jwks), AnyRequestRefusals))]
 pub async fn jwks(State(state): State<AppState>) -> ApiJson<Jwks> {
     ApiJson(state.printer.jwks())
+}
+
+/// `GET /.well-known/jwks.json`: the same keys, where JOSE tools look for them.
+#[utoipa::path(get, path = "/.well-known/jwks.json", tag = "public", security(()), responses((status = 200, description = "A JWK Set of Ed25519 keys", body = Jwks), AnyRequestRefusals))]
+pub async fn well_known_jwks(state: State<AppState>) -> ApiJson<Jwks> {
+    jwks(state).await
 }
 
 /// Tickets credited per settlement round: each round is one short write, and a breath between rounds
