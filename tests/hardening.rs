@@ -188,6 +188,24 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
     let mut idle = open();
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let checks = [silent, slow_header, idle].map(|stream| std::thread::spawn(move || closed_within(stream, limit)));
+    let login_start = "POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{";
+    // A body that stops coming: answered 408 once no piece came for 10 s.
+    let mut stalled_body = open();
+    stalled_body.write_all(login_start.as_bytes()).unwrap();
+    let stalled_body = std::thread::spawn(move || answer_after(stalled_body, Duration::from_secs(20), |_| ()));
+    // A body that trickles in, a byte every 4 s: answered 408 once the whole request took 30 s.
+    let mut trickle = open();
+    trickle.write_all(login_start.as_bytes()).unwrap();
+    let trickle = std::thread::spawn(move || {
+        answer_after(trickle, Duration::from_secs(40), |stream| {
+            for _ in 0..12 {
+                std::thread::sleep(Duration::from_secs(4));
+                if stream.write_all(b" ").is_err() {
+                    return;
+                }
+            }
+        })
+    });
 
     let mut huge = open();
     huge.write_all(b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n0123456789").unwrap();
@@ -205,6 +223,23 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
         println!("{what} connection closed after {took:?}");
         assert!(took >= Duration::from_secs(8) && took <= Duration::from_secs(13), "{what}: closed after {took:?} (timeout 10 s)");
     }
+    for (what, check, bounds) in [("stalled body", stalled_body, 8..13), ("trickled body", trickle, 28..34)] {
+        let (took, answer) = check.join().unwrap();
+        println!("{what} answered after {took:?}");
+        assert!(answer.starts_with("HTTP/1.1 408") && answer.contains("timed_out"), "{what}: {answer}");
+        assert!(bounds.contains(&took.as_secs()), "{what}: answered after {took:?}");
+    }
+}
+
+/// Runs `send` on a clone of the stream, and reads the first answer; when it came, and what it says.
+fn answer_after(mut stream: TcpStream, limit: Duration, send: impl FnOnce(&mut TcpStream) + Send + 'static) -> (Duration, String) {
+    let start = Instant::now();
+    let mut sender = stream.try_clone().unwrap();
+    std::thread::spawn(move || send(&mut sender));
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut answer = vec![0u8; 2048];
+    let n = stream.read(&mut answer).unwrap_or(0);
+    (start.elapsed(), String::from_utf8_lossy(&answer[..n]).into_owned())
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 use super::store::StoreError;
 use crate::play::RevealError;
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody, JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -143,7 +143,14 @@ pub async fn layer_errors_in_json(response: Response) -> Response {
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> ApiError {
         match rejection {
-            JsonRejection::BytesRejection(_) => ApiError::TooLarge(super::BODY_LIMIT),
+            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => {
+                ApiError::TooLarge(super::BODY_LIMIT)
+            }
+            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::UnknownBodyError(e))) => {
+                let timed_out = std::iter::successors(std::error::Error::source(&e), |cause| cause.source())
+                    .any(|cause| cause.is::<tower_http::timeout::TimeoutError>());
+                if timed_out { ApiError::TimedOut } else { ApiError::BadRequest(format!("the request body could not be read: {e}")) }
+            }
             other => ApiError::InvalidJson(other.body_text()),
         }
     }
