@@ -49,7 +49,10 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
 
     let (status, body) = send(http.post(format!("{base}/api/guest"))).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")), "no guest with free money");
-    let (status, body) = send(http.post(format!("{base}/api/register")).json(&json!({"name": "alice", "password": "correct horse"}))).await;
+    let response = http.post(format!("{base}/api/register")).json(&json!({"name": "alice", "password": "correct horse"})).send().await.unwrap();
+    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(!cookie.contains("Secure"), "plain HTTP on loopback (a local run) keeps its cookie: {cookie}");
+    let (status, body): (_, Value) = (response.status(), response.json().await.unwrap());
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["player"]["balance_cents"], 0, "a new player starts with nothing");
     assert_eq!(body["player"]["demo"], false);
