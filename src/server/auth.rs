@@ -3,7 +3,7 @@
 //! stored only as its SHA-256. Passwords are kept as argon2id hashes.
 
 use super::error::{ApiError, ApiJson, ErrorBody};
-use super::openapi::{AnyRequestRefusals, SessionRefusals};
+use super::openapi::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
 use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
 use super::{AppState, now, os_random};
 use crate::api::Me;
@@ -152,9 +152,7 @@ const PASSWORD_MAX_BYTES: usize = 256;
     responses(
         (status = 200, description = "The new player and its session (also set as a cookie)", body = SessionBody),
         (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many new sessions from this address", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`busy`: every password check is taken; come back shortly", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        AnyRequestRefusals,
+        PasswordRefusals,
     ))]
 pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
     let name = PlayerName::parse(&creds.name).map_err(ApiError::BadRequest)?;
@@ -173,9 +171,7 @@ pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Cre
     responses(
         (status = 200, description = "The player and a new session (also set as a cookie)", body = SessionBody),
         (status = 401, description = "`bad_credentials`: wrong name or password", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many attempts on this name or from this address", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`busy`: every password check is taken; come back shortly", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        AnyRequestRefusals,
+        PasswordRefusals,
     ))]
 pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
     if creds.password.len() > PASSWORD_MAX_BYTES {

@@ -5,6 +5,7 @@
 use super::error::ErrorBody;
 use std::collections::BTreeMap;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::{ContentBuilder, RefOr, Response, ResponseBuilder};
 use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
 
@@ -54,10 +55,39 @@ fn error_responses(statuses: &[(u16, &str)]) -> BTreeMap<String, RefOr<Response>
     statuses
         .iter()
         .map(|(status, description)| {
-            let response = ResponseBuilder::new().description(*description).content("application/json", content.clone()).build();
-            (status.to_string(), RefOr::T(response))
+            let mut response = ResponseBuilder::new().description(*description).content("application/json", content.clone());
+            if matches!(status, 429 | 503) {
+                let seconds = HeaderBuilder::new().schema(u64::schema()).description(Some("Seconds to wait before trying again")).build();
+                response = response.header("Retry-After", seconds);
+            }
+            (status.to_string(), RefOr::T(response.build()))
         })
         .collect()
+}
+
+/// Where a password is checked: the work is bounded, and so are the attempts.
+pub struct PasswordRefusals;
+
+impl IntoResponses for PasswordRefusals {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut responses = AnyRequestRefusals::responses();
+        responses.extend(error_responses(&[
+            (429, "`rate_limited`: too many attempts from this address, or on this name"),
+            (503, "`busy`: every password check is taken; come back shortly"),
+        ]));
+        responses
+    }
+}
+
+/// Where a ticket of the signed-in player is named by its id.
+pub struct TicketRefusals;
+
+impl IntoResponses for TicketRefusals {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut responses = SessionRefusals::responses();
+        responses.extend(error_responses(&[(404, "`not_found`: no such ticket of this player")]));
+        responses
+    }
 }
 
 /// What any request may be answered, whatever its route.

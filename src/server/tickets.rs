@@ -7,7 +7,7 @@
 
 use super::auth::{Player, random_hex};
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use super::openapi::{AnyRequestRefusals, SessionRefusals};
+use super::openapi::{AnyRequestRefusals, SessionRefusals, TicketRefusals};
 use super::store::{SaleRequest, TicketRecord};
 use super::{AppState, now};
 use crate::api::{TicketAndBalance, TicketState, TicketView};
@@ -125,8 +125,7 @@ pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q):
     params(("id" = String, Path, description = "The ticket's id")),
     responses(
         (status = 200, description = "The ticket", body = TicketView),
-        (status = 404, description = "`not_found`: no such ticket of this player", body = ErrorBody),
-        SessionRefusals,
+        TicketRefusals,
     ))]
 pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.ticket(&player.id, &id).await?;
@@ -145,9 +144,8 @@ pub struct Reveal {
     params(("id" = String, Path, description = "The ticket's id")),
     responses(
         (status = 200, description = "The ticket with the zones recorded (those it had already are ignored)", body = TicketView),
-        (status = 404, description = "`not_found`: no such ticket of this player", body = ErrorBody),
         (status = 409, description = "`first_surface_unfinished`: « Jouez » uncovers its first surface first; `ticket_finished`: the game is over", body = ErrorBody),
-        SessionRefusals,
+        TicketRefusals,
     ))]
 pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>, ApiJson(body): ApiJson<Reveal>) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.reveal(&player.id, &id, body.zones).await?;
@@ -160,9 +158,8 @@ pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): 
     params(("id" = String, Path, description = "The ticket's id")),
     responses(
         (status = 200, description = "Finished: the ticket with its win, and the balance once credited", body = TicketAndBalance),
-        (status = 404, description = "`not_found`: no such ticket of this player", body = ErrorBody),
         (status = 409, description = "`zones_left`: « Jouez » needs every zone uncovered; `ticket_finished`: completed already", body = ErrorBody),
-        SessionRefusals,
+        TicketRefusals,
     ))]
 pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
     let done = state.store.complete(&player.id, &id, now()).await?;
