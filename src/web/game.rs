@@ -72,6 +72,8 @@ pub struct Model {
     history: Vec<TicketView>,
     /// A purchase the server has not answered yet: the player may only retry it.
     pending_purchase: Option<Mode>,
+    /// The network failed under play: the game goes on and is sent again until the server has it.
+    reconnecting: bool,
 }
 
 pub enum Msg {
@@ -86,6 +88,8 @@ pub enum Msg {
     Fail(String),
     /// The server has caught up: an earlier network error no longer stands.
     Synced,
+    /// The server cannot be reached: what the player did is kept and sent again.
+    Reconnecting,
     Pending(Option<Mode>),
     /// The keys, fetched again.
     Keys(Jwks),
@@ -132,7 +136,14 @@ impl Reducible for Model {
                 m.error = Some(e);
                 m.busy = false;
             }
-            Msg::Synced => m.error = None,
+            Msg::Synced => {
+                m.error = None;
+                m.reconnecting = false;
+            }
+            Msg::Reconnecting => {
+                m.error = Some(RECONNECTING.into());
+                m.reconnecting = true;
+            }
             Msg::Pending(mode) => m.pending_purchase = mode,
             Msg::Keys(jwks) => m.jwks = Some(Rc::new(jwks)),
         }
@@ -152,6 +163,90 @@ fn result_text(g: &Game) -> String {
 }
 
 type Dispatch = UseReducerDispatcher<Model>;
+
+const RECONNECTING: &str = "Connexion perdue — nouvel essai…";
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok()?
+}
+
+/// The zones a player uncovered, kept in the browser until the server has them all, so that neither a
+/// lost network nor a reload loses a scratched zone.
+struct LocalReveals;
+
+impl LocalReveals {
+    fn key(ticket_id: &str) -> String {
+        format!("vegas.reveals.{ticket_id}")
+    }
+
+    fn keep(game: &Game) {
+        let zones: Vec<usize> = game.revealed.iter().map(|z| z.index()).collect();
+        if let (Some(storage), Ok(json)) = (storage(), crate::json::to_string(&zones)) {
+            let _ = storage.set_item(&Self::key(&game.ticket_id), &json);
+        }
+    }
+
+    fn kept(ticket_id: &str) -> Vec<Zone> {
+        let json = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten());
+        let zones: Vec<usize> = json.and_then(|j| crate::json::from_str(&j).ok()).unwrap_or_default();
+        zones.into_iter().filter_map(Zone::from_index).collect()
+    }
+
+    fn forget(ticket_id: &str) {
+        if let Some(storage) = storage() {
+            let _ = storage.remove_item(&Self::key(ticket_id));
+        }
+    }
+
+    /// The game as the server left it, with the zones uncovered here since (before a reload, or while
+    /// the network was down) uncovered again, in their order.
+    fn replay(mut game: Game) -> Game {
+        for zone in Self::kept(&game.ticket_id) {
+            if game.needs_choice() {
+                game.apply(Action::Choose(zone.surface()));
+            }
+            game.apply(Action::Reveal(zone));
+        }
+        game
+    }
+}
+
+thread_local! {
+    /// Requests waiting to be sent again, woken early by « Réessayer » or by the network coming back.
+    static WAITING_TO_RETRY: RefCell<Vec<futures::channel::oneshot::Sender<()>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Sends every request waiting to be sent again, now.
+fn retry_now() {
+    WAITING_TO_RETRY.with_borrow_mut(|waiting| waiting.drain(..).for_each(|wake| _ = wake.send(())));
+}
+
+/// Waits `ms`, or less if [`retry_now`] is called meanwhile.
+async fn wait_to_retry(ms: u32) {
+    let (wake, woken) = futures::channel::oneshot::channel();
+    WAITING_TO_RETRY.with_borrow_mut(|waiting| waiting.push(wake));
+    futures::future::select(Box::pin(gloo_timers::future::TimeoutFuture::new(ms)), woken).await;
+}
+
+/// Sends a request until the server answers it (anything but a network failure or a fault of ours),
+/// waiting 0.5 s, 1 s, 2 s… up to 8 s between tries, or less when the player asks or the browser is
+/// back online. Meant for what is safe to send again: reveals and completions.
+async fn until_answered<T, Sent: std::future::Future<Output = Result<T, ApiFailure>>>(
+    dispatch: &Dispatch,
+    mut send: impl FnMut() -> Sent,
+) -> Result<T, ApiFailure> {
+    let mut delay_ms = 500;
+    loop {
+        match send().await {
+            Err(e) if worth_retrying(&e) => {
+                dispatch.dispatch(Msg::Reconnecting);
+                wait_to_retry(delay_ms).await;
+                delay_ms = (delay_ms * 2).min(8_000);
+            }
+            answer => return answer,
+        }
+    }
+}
 
 fn fail(dispatch: &Dispatch, e: ApiFailure) {
     dispatch.dispatch(Msg::Fail(e.message_fr()));
@@ -187,11 +282,13 @@ async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
 async fn resume(dispatch: Dispatch, view: TicketView, jwks: Jwks) {
     match open_with_current_keys(&dispatch, &view, &jwks).await {
         Ok(game) => {
+            let game = if game.completed { game } else { LocalReveals::replay(game) };
             let auto = game.mode == Mode::Auto && !game.completed;
+            let caught_up = game.revealed.len() == view.revealed.len();
             dispatch.dispatch(Msg::Open(Box::new(game.clone())));
             if auto {
                 run_auto(dispatch, game).await;
-            } else if game.all_revealed() && !game.completed {
+            } else if !game.completed && (caught_up || sync_reveals(&dispatch, &game).await) && game.all_revealed() {
                 finish(&dispatch, &game.ticket_id).await;
             }
         }
@@ -220,16 +317,12 @@ impl PendingPurchase {
         PendingPurchase { key, mode }
     }
 
-    fn storage() -> Option<web_sys::Storage> {
-        web_sys::window()?.local_storage().ok()?
-    }
-
     fn stored() -> Option<PendingPurchase> {
-        crate::json::from_str(&Self::storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
+        crate::json::from_str(&storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
     }
 
     fn store(&self) {
-        if let (Some(storage), Ok(json)) = (Self::storage(), crate::json::to_string(self)) {
+        if let (Some(storage), Ok(json)) = (storage(), crate::json::to_string(self)) {
             let _ = storage.set_item(Self::STORAGE_KEY, &json);
         }
     }
@@ -245,7 +338,7 @@ impl PendingPurchase {
     /// The server answered: this purchase is over, whatever the answer.
     fn end(dispatch: &Dispatch, pending: &PendingSlot) {
         *pending.borrow_mut() = None;
-        if let Some(storage) = Self::storage() {
+        if let Some(storage) = storage() {
             let _ = storage.remove_item(Self::STORAGE_KEY);
         }
         dispatch.dispatch(Msg::Pending(None));
@@ -304,6 +397,7 @@ async fn run_auto(dispatch: Dispatch, mut game: Game) {
     while let Some(zone) = game.next_auto_zone() {
         gloo_timers::future::TimeoutFuture::new(scratch_zone::auto_pause_ms()).await;
         game.apply(Action::Reveal(zone));
+        LocalReveals::keep(&game);
         dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
         // Only a record of progress: the server uncovers whatever it missed when the game completes.
         sync_reveals(&dispatch, &game).await;
@@ -311,11 +405,19 @@ async fn run_auto(dispatch: Dispatch, mut game: Game) {
     finish(&dispatch, &game.ticket_id).await;
 }
 
-/// Records every zone uncovered so far (the server ignores those it has), so that a reveal lost to the
-/// network is caught up by the next one. Says whether the server has them all.
+/// Records every zone uncovered so far (the server ignores those it has), sent again until the server
+/// answers. Says whether the server has them all.
 async fn sync_reveals(dispatch: &Dispatch, game: &Game) -> bool {
-    match api::reveal(&game.ticket_id, &game.revealed).await {
-        Ok(_) => {
+    match until_answered(dispatch, || api::reveal(&game.ticket_id, &game.revealed)).await {
+        Ok(recorded) => {
+            if game.revealed.iter().all(|z| recorded.revealed.contains(&z.index())) {
+                LocalReveals::forget(&game.ticket_id);
+            }
+            dispatch.dispatch(Msg::Synced);
+            true
+        }
+        Err(e) if e.code == "ticket_finished" => {
+            LocalReveals::forget(&game.ticket_id);
             dispatch.dispatch(Msg::Synced);
             true
         }
@@ -327,7 +429,7 @@ async fn sync_reveals(dispatch: &Dispatch, game: &Game) -> bool {
 }
 
 async fn finish(dispatch: &Dispatch, ticket_id: &str) {
-    let balance = match api::complete(ticket_id).await {
+    let balance = match until_answered(dispatch, || api::complete(ticket_id)).await {
         Ok(done) => Ok(done.balance_cents),
         // Completed already (an answer lost on the way, another tab): its win is in the balance.
         Err(e) if e.code == "ticket_finished" => api::me().await.map(|me| me.balance_cents),
@@ -335,6 +437,8 @@ async fn finish(dispatch: &Dispatch, ticket_id: &str) {
     };
     match balance {
         Ok(balance_cents) => {
+            LocalReveals::forget(ticket_id);
+            dispatch.dispatch(Msg::Synced);
             dispatch.dispatch(Msg::Balance(balance_cents));
             dispatch.dispatch(Msg::Play(Action::Completed));
             refresh_history(dispatch).await;
@@ -359,7 +463,15 @@ pub fn app() -> Html {
 
     {
         let (dispatch, pending) = (dispatch.clone(), pending.clone());
-        use_effect_with((), move |_| yew::platform::spawn_local(start_session(dispatch, pending)));
+        use_effect_with((), move |_| {
+            // The network back: what waits to be sent again goes now, not at its next try.
+            let online = wasm_bindgen::closure::Closure::<dyn Fn()>::new(retry_now);
+            if let Some(window) = web_sys::window() {
+                let _ = window.add_event_listener_with_callback("online", wasm_bindgen::JsCast::unchecked_ref(online.as_ref()));
+            }
+            online.forget();
+            yew::platform::spawn_local(start_session(dispatch, pending));
+        });
     }
 
     // Buys with `mode`, or, with `None`, sends again the purchase left unanswered.
@@ -387,6 +499,7 @@ pub fn app() -> Html {
             if !game.apply(Action::Reveal(zone)) {
                 return;
             }
+            LocalReveals::keep(&game);
             dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
             let dispatch = dispatch.clone();
             yew::platform::spawn_local(async move {
@@ -458,7 +571,14 @@ pub fn app() -> Html {
                     }
                 </div>
                 <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
-                { for model.error.clone().map(|e| html! { <p class="error" role="alert" data-testid="error">{ e }</p> }) }
+                { for model.error.clone().map(|e| html! {
+                    <p class="error" role="alert" data-testid="error">
+                        { e }
+                        if model.reconnecting {
+                            <button class="link" data-testid="retry-now" onclick={Callback::from(|_: MouseEvent| retry_now())}>{ "Réessayer" }</button>
+                        }
+                    </p>
+                }) }
                 { for result }
                 { match &model.game {
                     Some(g) => html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} on_reveal={on_reveal} on_choose={on_choose} /> },

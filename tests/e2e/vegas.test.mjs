@@ -129,18 +129,44 @@ test('a reload mid-game brings the ticket back where it was', async () => {
   await context.close();
 });
 
-test('a reveal lost to the network is caught up by the next one', async () => {
+test('scratching offline, then back online, then a reload: no zone is lost and the game completes', async () => {
   const { page, context } = await newPlayer();
+  const before = await balanceCents(page);
   await page.click('[data-testid=play-jouez]');
   await page.click('[data-testid=choose-poker]');
-  let dropped = 0;
-  await page.route('**/reveal', route => (dropped++ === 0 ? route.abort('internetdisconnected') : route.continue()));
   await scratch(page, 'poker-hand');
-  await page.waitForSelector('[data-testid=error]');
-  assert.match(await page.locator('[data-testid=error]').textContent(), /Connexion au serveur impossible/);
+
+  // The browser offline: the game goes on, says so, and catches up as soon as the network is back.
+  await context.setOffline(true);
   await scratch(page, 'poker-bonus');
-  await page.waitForSelector('[data-testid=error]', { state: 'detached' });
-  assert.deepEqual((await lastTicket(page)).revealed, [0, 1], 'both zones recorded, in order');
+  await page.waitForSelector('[data-testid=retry-now]');
+  assert.match(await page.locator('[data-testid=error]').textContent(), /Connexion perdue — nouvel essai/);
+  await context.setOffline(false);
+  await page.waitForSelector('[data-testid=error]', { state: 'detached', timeout: 3000 });
+  assert.deepEqual((await lastTicket(page)).revealed, [0, 1], 'caught up, in order');
+
+  // The server unreachable and the page reloaded before it caught up: the zones come back from the browser.
+  let down = true;
+  await page.route('**/reveal', route => (down ? route.abort('internetdisconnected') : route.continue()));
+  await scratch(page, 'roulette-wheel');
+  await scratch(page, 'roulette-stake1');
+  await page.waitForSelector('[data-testid=retry-now]');
+  await page.reload();
+  await page.waitForSelector('[data-testid=zone-roulette-stake1][data-revealed=true]');
+  assert.equal(await page.getAttribute('[data-testid=zone-roulette-wheel]', 'data-revealed'), 'true');
+  await page.waitForSelector('[data-testid=retry-now]');
+  await page.screenshot({ path: join(artifacts, '06b-reconnecting.png'), fullPage: true });
+  down = false;
+  await page.click('[data-testid=retry-now]');
+  await page.waitForSelector('[data-testid=error]', { state: 'detached', timeout: 3000 });
+  assert.deepEqual((await lastTicket(page)).revealed, [0, 1, 2, 3], 'recorded after the reload');
+
+  for (const slug of [...ZONES.roulette.slice(2), ...ZONES.craps, ...ZONES.jackpot]) await scratch(page, slug);
+  await page.waitForSelector('[data-testid=result]');
+  const ticket = await lastTicket(page);
+  assert.equal(ticket.state, 'finished');
+  assert.equal(await balanceCents(page), before - 300 + ticket.win_cents, 'the win credited once');
+  assert.equal(await page.isEnabled('[data-testid=play-jouez]'), true, 'the buttons are back');
   await context.close();
 });
 
