@@ -41,6 +41,10 @@ pub struct TicketAndBalance {
     pub balance_cents: i64,
 }
 
+/// Shown on every screen, as the law asks of gambling operators in France.
+pub const RESPONSIBLE_GAMING: &str =
+    "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";
+
 /// The signed-in player.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]

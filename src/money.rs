@@ -84,7 +84,8 @@ pub fn format_signed_cents(cents: i64) -> String {
     format!("{sign}{}", Cents(cents.unsigned_abs()))
 }
 
-fn group_thousands(mut n: u64) -> String {
+/// `n` with its thousands grouped by narrow no-break spaces (« 1 500 000 »).
+pub fn group_thousands(mut n: u64) -> String {
     let mut groups = Vec::new();
     loop {
         if n < 1000 {

@@ -539,7 +539,7 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
     operations.sort();
     let expected = [
         "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/jwks", "GET /api/me", "GET /api/openapi.json", "GET /api/tickets",
-        "GET /api/tickets/{id}", "GET /healthz", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register",
+        "GET /api/tickets/{id}", "GET /healthz", "GET /regles", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register",
         "POST /api/tickets", "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
     ];
     assert_eq!(operations, expected);

@@ -17,6 +17,7 @@ pub mod names;
 pub mod openapi;
 pub mod passwords;
 pub mod printer;
+pub mod rules_page;
 pub mod store;
 pub mod tickets;
 
@@ -260,6 +261,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .route("/.well-known/jwks.json", get(tickets::well_known_jwks))
         .route("/healthz", get(openapi::health))
+        .route("/regles", get(rules_page::page))
         .merge(app)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         // A declared length over the limit is refused before any of the body is read.

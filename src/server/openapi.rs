@@ -29,6 +29,7 @@ use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
         super::blocks::list,
         document,
         health,
+        super::rules_page::page,
     ),
     modifiers(&SessionSchemes),
     tags(

@@ -63,6 +63,8 @@ async fn open_with_current_keys(dispatch: &Dispatch, view: &TicketView, jwks: &J
 #[derive(Default, Clone, PartialEq)]
 pub struct Model {
     balance: Option<i64>,
+    /// Demo money (guests, top-ups), or real money.
+    demo: bool,
     jwks: Option<Rc<Jwks>>,
     game: Option<Game>,
     busy: bool,
@@ -77,7 +79,7 @@ pub struct Model {
 }
 
 pub enum Msg {
-    Ready { balance: i64, jwks: Jwks },
+    Ready { balance: i64, demo: bool, jwks: Jwks },
     Balance(i64),
     History(Vec<TicketView>),
     /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
@@ -101,8 +103,9 @@ impl Reducible for Model {
     fn reduce(self: Rc<Self>, msg: Msg) -> Rc<Self> {
         let mut m = Rc::unwrap_or_clone(self);
         match msg {
-            Msg::Ready { balance, jwks } => {
+            Msg::Ready { balance, demo, jwks } => {
                 m.balance = Some(balance);
+                m.demo = demo;
                 m.jwks = Some(Rc::new(jwks));
             }
             Msg::Balance(b) => m.balance = Some(b),
@@ -179,17 +182,17 @@ impl LocalReveals {
         format!("vegas.reveals.{ticket_id}")
     }
 
+    /// Kept as the zones' indices in order, comma-separated (« 6,7,0 »).
     fn keep(game: &Game) {
-        let zones: Vec<usize> = game.revealed.iter().map(|z| z.index()).collect();
-        if let (Some(storage), Ok(json)) = (storage(), crate::json::to_string(&zones)) {
-            let _ = storage.set_item(&Self::key(&game.ticket_id), &json);
+        let zones: Vec<String> = game.revealed.iter().map(|z| z.index().to_string()).collect();
+        if let Some(storage) = storage() {
+            let _ = storage.set_item(&Self::key(&game.ticket_id), &zones.join(","));
         }
     }
 
     fn kept(ticket_id: &str) -> Vec<Zone> {
-        let json = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten());
-        let zones: Vec<usize> = json.and_then(|j| crate::json::from_str(&j).ok()).unwrap_or_default();
-        zones.into_iter().filter_map(Zone::from_index).collect()
+        let text = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten()).unwrap_or_default();
+        text.split(',').filter_map(|index| Zone::from_index(index.parse().ok()?)).collect()
     }
 
     fn forget(ticket_id: &str) {
@@ -267,7 +270,7 @@ async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
         (Ok(me), Ok(jwks)) => (me, jwks),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
-    dispatch.dispatch(Msg::Ready { balance: me.balance_cents, jwks: jwks.clone() });
+    dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, jwks: jwks.clone() });
     if let Some(purchase) = PendingPurchase::stored() {
         purchase.begin(&dispatch, &pending);
         return purchase_until_answered(dispatch, purchase, pending, Rc::new(jwks)).await;
@@ -553,8 +556,11 @@ pub fn app() -> Html {
                 <div class="wallet">
                     <span class="wallet-label">{ "Solde" }</span>
                     <span class="balance" data-testid="balance">{ balance }</span>
-                    <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
+                    if model.demo {
+                        <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
+                    }
                 </div>
+                <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>
             </header>
             <main>
                 <div class="controls">
@@ -614,7 +620,10 @@ pub fn app() -> Html {
                     </ol>
                 </aside>
             </main>
-            <footer>{ "Jeu de démonstration — les gains sont fictifs. Jouer comporte des risques : endettement, isolement, dépendance." }</footer>
+            <footer data-testid="responsible-gaming">
+                if model.demo { { "Jeu de démonstration — les gains sont fictifs. " } }
+                { crate::api::RESPONSIBLE_GAMING }
+            </footer>
         </div>
     }
 }

@@ -45,8 +45,10 @@ export function serveDist() {
 /** What a player's first load fetches from dist/: the game's page and the files it names. */
 export function firstLoadFiles() {
   const page = readFileSync(join(root, 'dist', 'index.html'), 'utf8');
-  // Minified, the page leaves its attribute values unquoted.
-  const named = [...page.matchAll(/(?:href|src)="?\/([^"\s>]+)/g)].map(match => match[1]);
+  // What the page loads (its links and scripts, not where its anchors lead). Minified, the page leaves
+  // its attribute values unquoted.
+  const loaded = [...page.matchAll(/<(?:link|script)\b[^>]*>/g)].map(match => match[0]);
+  const named = loaded.flatMap(tag => [...tag.matchAll(/(?:href|src)="?\/([^"\s>]+)/g)].map(match => match[1]));
   return ['index.html', ...new Set(named)];
 }
 

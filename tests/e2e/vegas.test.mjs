@@ -68,6 +68,34 @@ test('a guest starts with 100 € and sees the welcome ticket', async () => {
   await context.close();
 });
 
+test('the rules, the odds and the 18+ notice are one click away, on desktop and phone', async () => {
+  for (const [name, options] of [['desktop', {}], ['phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, hasTouch: true }]]) {
+    const { page, context, errors } = await newPlayer(options);
+    const footer = await page.locator('[data-testid=responsible-gaming]').textContent();
+    assert.match(footer, /18\+/);
+    assert.match(footer, /09 74 75 13 13/);
+    // The rules open beside the game, which goes on where it was.
+    const [rulesPage] = await Promise.all([context.waitForEvent('page'), page.click('[data-testid=open-rules]')]);
+    const rules = rulesPage.locator('[data-testid=rules]');
+    await rules.waitFor();
+    const text = await rules.textContent();
+    for (const expected of ['Règles du jeu', 'Gains et probabilités', 'Un ticket sur 4,34 gagne', '70 %', '5 + 6', 'Trois 7', 'Un carré']) {
+      assert.ok(text.includes(expected), `${expected} in the rules`);
+    }
+    assert.equal(await rulesPage.locator('[data-testid=odds] tbody tr').count(), 9, 'one row per lot of the prize table');
+    assert.match(await rulesPage.locator('[data-testid=odds] tbody tr').first().textContent(), /40\u202f000\u00a0€2\s*1 sur 750\u202f000,00/);
+    assert.match(text, /18\+/);
+    const results = await new AxeBuilder({ page: rulesPage }).analyze();
+    const serious = results.violations.filter(v => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(serious.map(v => `${v.id}: ${v.nodes.length} × ${v.help}`), []);
+    await rulesPage.screenshot({ path: join(artifacts, `01b-rules-${name}.png`), fullPage: true });
+    await rulesPage.click('[data-testid=back-to-game]');
+    await rulesPage.waitForSelector('[data-testid=balance]');
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
 test('Jouez: choose a surface, scratch it first, then the rest; the win is credited', async () => {
   const { page, context, errors } = await newPlayer();
   await page.click('[data-testid=play-jouez]');
