@@ -289,8 +289,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
     // Logs on stderr: stdout is the commands' output (a ledger report, a key list).
+    // Colours only for a terminal: a log file or a log collector gets plain text.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()))
         .init();
     match cli::run() {

@@ -304,3 +304,31 @@ fn the_data_directory_and_its_files_are_owner_only_and_looser_ones_are_refused()
     chmod(&data, 0o700);
     vegas(&data, &["blocks", "list"]);
 }
+
+#[test]
+fn a_file_limit_below_the_connection_limit_lowers_it_and_says_so() {
+    let dir = private_dir();
+    vegas(dir.path(), &["emission", "create", "--blocks", "1"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
+    // The hard limit too, so that the server cannot raise its soft limit past it.
+    let mut server = std::process::Command::new("sh")
+        .args(["-c", "ulimit -n 400 && exec \"$0\" \"$@\""])
+        .arg(support::process::binary())
+        .arg("--data")
+        .arg(dir.path())
+        .args(["serve", "--demo", "--max-connections", "4096", "--addr", &format!("127.0.0.1:{port}")])
+        .env("RUST_LOG", "warn")
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let read_log = || std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !read_log().contains("allows fewer connections") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = read_log();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(log.contains("allows fewer connections") && log.contains("wanted=4096 slots=144"), "400 descriptors less 256 kept: {log}");
+}

@@ -355,7 +355,7 @@ async fn serve_connections(
 ) -> Result<(), String> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use tower::ServiceExt;
-    let slots = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let slots = Arc::new(tokio::sync::Semaphore::new(connection_slots(config.max_connections)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(config.timeouts.header).keep_alive(true);
@@ -391,6 +391,27 @@ async fn serve_connections(
     // Requests in flight are answered (up to a bound) before the server stops.
     let _ = tokio::time::timeout(config.timeouts.request, graceful.shutdown()).await;
     Ok(())
+}
+
+/// Descriptors kept for what is not a client connection: the store's files, PostgreSQL connections, logs.
+const RESERVED_DESCRIPTORS: usize = 256;
+
+/// How many connections may be held: `wanted`, once the process may open that many files (its soft
+/// limit raised towards the hard one), or fewer, said loudly, if it may not.
+fn connection_slots(wanted: usize) -> usize {
+    let needed = (wanted + RESERVED_DESCRIPTORS) as u64;
+    match rlimit::increase_nofile_limit(needed) {
+        Ok(allowed) if allowed >= needed => wanted.max(1),
+        Ok(allowed) => {
+            let slots = usize::try_from(allowed).unwrap_or(usize::MAX).saturating_sub(RESERVED_DESCRIPTORS).max(1);
+            tracing::warn!(wanted, slots, "the file limit allows fewer connections than --max-connections: raise it (ulimit -n)");
+            slots
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the file limit: connections are not limited by it");
+            wanted.max(1)
+        }
+    }
 }
 
 /// Now and then: forgets expired rate-limit state; deletes expired sessions and stale guests (a guest
