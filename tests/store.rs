@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::task::JoinSet;
-use vegas::block::LotCode;
+use vegas::block::{LotCode, Scheme};
 use vegas::money::Cents;
 use vegas::play::{Mode, RevealError};
 use vegas::rules::prize_table::TICKET_PRICE;
@@ -91,10 +91,13 @@ async fn block(store: &dyn Store, emission: u32, number: u32, lots: Vec<LotCode>
         root: [7; 32],
         design_hash: [9; 32],
         design_text: "design".into(),
+        // Odd blocks of the old scheme, so that each backend is seen to keep a block's scheme.
+        scheme: if number % 2 == 1 { Scheme::V1 } else { Scheme::V2 },
         lots,
         now: NOW,
     };
     store.insert_block(block).await.unwrap();
+    assert_eq!(store.block(emission, number).await.unwrap().scheme, if number % 2 == 1 { Scheme::V1 } else { Scheme::V2 });
 }
 
 /// A block whose tickets win, in turn, nothing, 3 €, 5 € and 10 €.

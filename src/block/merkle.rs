@@ -2,20 +2,37 @@
 //! separation (leaves hashed behind a `0x00` byte, inner nodes behind `0x01`) so that a leaf can never
 //! pass for a node. A level with an odd count carries its last node up unchanged.
 //!
-//! Leaf of ticket i: `SHA-256(0x00 ‖ emission ‖ block ‖ index (u32 big-endian) ‖ lot (u64 cents BE) ‖
-//! Ticket::canonical_bytes)`. The serial is inside, so a ticket cannot be moved to another place.
+//! Leaf of ticket i: `SHA-256(0x00 ‖ salt ‖ emission ‖ block ‖ index (u32 big-endian) ‖ lot (u64 cents
+//! BE) ‖ Ticket::canonical_bytes)`. The serial is inside, so a ticket cannot be moved to another place.
+//! The salt ([`salt`], 32 bytes, none in [`Scheme::V1`](super::Scheme) blocks) comes from the block's
+//! secret seed: until the seed is published, the root and the proofs handed to buyers say nothing about
+//! the unsold tickets, which could otherwise be guessed and checked against them one by one.
 
-use super::Hash;
+use super::{Hash, Seed};
 use crate::money::Cents;
 use crate::payload::Serial;
 use crate::rules::Ticket;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+pub type Salt = [u8; 32];
+
+/// Ticket `index`'s salt: `SHA-256("vegas leaf salt" ‖ seed ‖ index (u32 BE))`.
+pub fn salt(seed: &Seed, index: u32) -> Salt {
+    let mut h = Sha256::new();
+    h.update(b"vegas leaf salt");
+    h.update(seed);
+    h.update(index.to_be_bytes());
+    h.finalize().into()
+}
+
 /// `buffer` is scratch space reused between leaves, to keep allocation off the per-ticket path.
-pub fn leaf(buffer: &mut Vec<u8>, serial: Serial, ticket: &Ticket, lot: Cents) -> Hash {
+pub fn leaf(buffer: &mut Vec<u8>, salt: Option<&Salt>, serial: Serial, ticket: &Ticket, lot: Cents) -> Hash {
     buffer.clear();
     buffer.push(0x00);
+    if let Some(salt) = salt {
+        buffer.extend_from_slice(salt);
+    }
     for n in [serial.emission, serial.block, serial.index] {
         buffer.extend_from_slice(&n.to_be_bytes());
     }
@@ -59,6 +76,58 @@ pub fn proof(mut level: Vec<Hash>, mut index: usize) -> Vec<Hash> {
         index /= 2;
     }
     path
+}
+
+/// The level of the tree [`Tree`] keeps from: proofs recompute the 2^3 = 8 leaves under a kept node.
+pub const KEPT_LEVEL: u32 = 3;
+
+/// A tree kept to hand out inclusion proofs: its nodes from [`KEPT_LEVEL`] up, an eighth of the leaves'
+/// memory for each level (a 1 500 000-ticket block: 12 MB instead of 96 MB).
+pub struct Tree {
+    leaves: usize,
+    kept: Vec<Vec<Hash>>,
+    root: Hash,
+}
+
+impl Tree {
+    pub fn new(leaves: Vec<Hash>) -> Tree {
+        let count = leaves.len();
+        let (mut level, mut depth, mut kept) = (leaves, 0, Vec::new());
+        while level.len() > 1 {
+            let parent = parent_level(&level);
+            let below = std::mem::replace(&mut level, parent);
+            if depth >= KEPT_LEVEL {
+                kept.push(below);
+            }
+            depth += 1;
+        }
+        let root = level.first().copied().unwrap_or_else(|| Sha256::digest([]).into());
+        Tree { leaves: count, kept, root }
+    }
+
+    pub fn root(&self) -> Hash {
+        self.root
+    }
+
+    pub fn leaf_count(&self) -> usize {
+        self.leaves
+    }
+
+    /// The proof for leaf `index` (below the leaf count), given the leaves of a range of the tree
+    /// (the 8 around `index`), which the tree does not keep.
+    pub fn proof(&self, index: usize, leaves_of: impl FnOnce(std::ops::Range<usize>) -> Vec<Hash>) -> Vec<Hash> {
+        let span = 1 << KEPT_LEVEL;
+        let start = index / span * span;
+        let mut path = proof(leaves_of(start..(start + span).min(self.leaves)), index - start);
+        let mut position = index >> KEPT_LEVEL;
+        for level in &self.kept {
+            if let Some(sibling) = level.get(position ^ 1) {
+                path.push(*sibling);
+            }
+            position /= 2;
+        }
+        path
+    }
 }
 
 /// Checks an inclusion proof made by [`proof`] for a tree of `count` leaves.
@@ -106,6 +175,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_kept_tree_gives_the_same_root_and_proofs_as_the_whole_tree() {
+        for n in [1, 2, 7, 8, 9, 16, 17, 100, 1_000] {
+            let l = leaves(n);
+            let tree = Tree::new(l.clone());
+            assert_eq!(tree.root(), root(l.clone()), "n={n}");
+            for i in 0..n {
+                let p = tree.proof(i, |range| l[range].to_vec());
+                assert_eq!(p, proof(l.clone(), i), "n={n} i={i}");
+                assert!(verify_proof(l[i], i, n, &p, &tree.root()));
+            }
+        }
+    }
+
+    #[test]
+    fn salts_differ_by_ticket_and_seed_and_change_the_leaf() {
+        let ticket = crate::rules::tests::losing_ticket();
+        let serial = Serial { emission: 1, block: 1, index: 0 };
+        let (a, b) = (salt(&[1; 32], 0), salt(&[1; 32], 1));
+        assert_ne!(a, b);
+        assert_ne!(a, salt(&[2; 32], 0));
+        let mut buffer = Vec::new();
+        let unsalted = leaf(&mut buffer, None, serial, &ticket, Cents::ZERO);
+        assert_ne!(leaf(&mut buffer, Some(&a), serial, &ticket, Cents::ZERO), unsalted);
+        assert_ne!(leaf(&mut buffer, Some(&a), serial, &ticket, Cents::ZERO), leaf(&mut buffer, Some(&b), serial, &ticket, Cents::ZERO));
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! - Lots: the prize table's lots plus 1 154 471 zeros, shuffled with [`fisher_yates`] drawing from
 //!   ChaCha20 keyed by the seed, on stream [`SHUFFLE_STREAM`].
 //! - Ticket `i`: composed from its lot with ChaCha20 keyed by the seed on stream `i`.
-//! - Commitment: a SHA-256 Merkle tree over every ticket (see [`merkle`]), its root fixed and published
-//!   before the first sale; the seed is revealed once the block is closed.
+//! - Commitment: a SHA-256 Merkle tree over every ticket's salted leaf (see [`merkle`]), its root fixed
+//!   and published before the first sale; the seed (and so every salt) is revealed once the block is
+//!   closed.
 //!
 //! Making a block evaluates every ticket it composes: a block in which the composer and the evaluator
 //! disagree on a single ticket is never made. [`audit`] redoes it all from the seed.
@@ -24,6 +25,34 @@ use std::collections::BTreeMap;
 
 pub type Seed = [u8; 32];
 pub type Hash = [u8; 32];
+
+/// How a block's tickets are composed and committed. Stored with each block, so that a ticket is always
+/// reprinted and checked the way its block was made; new blocks are made with [`Scheme::LATEST`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scheme {
+    /// Blocks made before December 2026: unsalted leaves, and a composer with tells (near-miss throws
+    /// in one order, the odd reel more often third, uneven stack numbers). Kept so that their tickets
+    /// still reprint and verify exactly as committed.
+    V1 = 1,
+    /// Salted leaves ([`merkle::leaf`]); losing surfaces uniform wherever the rules allow.
+    V2 = 2,
+}
+
+impl Scheme {
+    pub const LATEST: Scheme = Scheme::V2;
+
+    pub fn from_number(number: u32) -> Option<Scheme> {
+        match number {
+            1 => Some(Scheme::V1),
+            2 => Some(Scheme::V2),
+            _ => None,
+        }
+    }
+
+    pub fn number(self) -> u32 {
+        self as u32
+    }
+}
 
 /// The ChaCha20 stream the lot shuffle draws from; tickets use streams `0..BLOCK_SIZE`.
 pub const SHUFFLE_STREAM: u64 = u64::MAX;
@@ -124,7 +153,8 @@ fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<(Blo
             if read != assigned {
                 return Err(BlockError::Disagreement { index, assigned, read });
             }
-            Ok((merkle::leaf(buffer, Serial { emission, block, index }, &ticket, read), read))
+            let salt = (design.scheme >= Scheme::V2).then(|| merkle::salt(seed, index));
+            Ok((merkle::leaf(buffer, salt.as_ref(), Serial { emission, block, index }, &ticket, read), read))
         })
         .collect::<Result<_, _>>()?;
     let mut counts = BTreeMap::new();
@@ -169,3 +199,6 @@ pub fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod no_tells;

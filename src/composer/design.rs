@@ -4,8 +4,9 @@
 //! in it is refused at load with a message naming the pattern, never printed on a ticket.
 
 use super::compose_pattern;
+use crate::block::Scheme;
 use crate::money::Cents;
-use crate::rules::prize_table::{self, PRIZE_TABLE};
+use crate::rules::prize_table::{self, BLOCK_SIZE, PRIZE_TABLE};
 use crate::rules::roulette::MAX_PRINTED_AMOUNT;
 use crate::rules::{PokerHand, ReelsWin, Surface, Throw};
 use rand::SeedableRng;
@@ -96,6 +97,26 @@ pub struct Design {
     by_lot: BTreeMap<Cents, Vec<usize>>,
     /// SHA-256 of the file's text: a block records the design it was composed with.
     pub hash: [u8; 32],
+    /// How tickets are composed from it: the scheme of the block being printed.
+    pub scheme: Scheme,
+}
+
+/// One amount that can be printed under a roulette stack, and how often, over a whole block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AmountOdds {
+    pub amount: Cents,
+    /// Expected stacks per block showing the amount and matching the wheel.
+    pub winning: f64,
+    /// Expected stacks per block showing it as a decoy.
+    pub decoy: f64,
+}
+
+impl AmountOdds {
+    /// The chance that a stack showing this amount wins: what the amount alone tells a player who
+    /// scratches the stacks before the wheel.
+    pub fn win_chance(&self) -> f64 {
+        self.winning / (self.winning + self.decoy)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,6 +131,8 @@ pub enum DesignError {
     MissingLot(Cents),
     #[error("[losing]: {0}")]
     Losing(String),
+    #[error("a roulette win of {0} is never printed as a decoy: a stack showing it would tell its win before the wheel is scratched (add it to [losing] roulette_decoys)")]
+    Tell(Cents),
 }
 
 fn euros_in(euros: u64, what: &str, min: Cents) -> Result<Cents, String> {
@@ -182,8 +205,14 @@ impl LosingFile {
 }
 
 impl Design {
-    /// Parses and validates a design file.
+    /// Parses and validates a design file for new blocks.
     pub fn from_toml(text: &str) -> Result<Design, DesignError> {
+        Design::from_toml_for(text, Scheme::LATEST)
+    }
+
+    /// Parses and validates a design file to print the tickets of a block made with `scheme`. A design
+    /// stored with an older block is held to the rules of its time, so its tickets still reprint.
+    pub fn from_toml_for(text: &str, scheme: Scheme) -> Result<Design, DesignError> {
         let file: DesignFile = toml::from_str(text).map_err(|e| DesignError::Syntax(e.message().to_owned()))?;
         if file.version != DESIGN_VERSION {
             return Err(DesignError::Version(file.version));
@@ -209,7 +238,12 @@ impl Design {
         if let Some(missing) = PRIZE_TABLE.iter().find(|t| !by_lot.contains_key(&t.lot)) {
             return Err(DesignError::MissingLot(missing.lot));
         }
-        let design = Design { losing, patterns, by_lot, hash: Sha256::digest(text.as_bytes()).into() };
+        let design = Design { losing, patterns, by_lot, hash: Sha256::digest(text.as_bytes()).into(), scheme };
+        if scheme >= Scheme::V2
+            && let Some(tell) = design.roulette_amount_odds().iter().find(|odds| odds.decoy == 0.0)
+        {
+            return Err(DesignError::Tell(tell.amount));
+        }
         design.check_printable()?;
         Ok(design)
     }
@@ -226,6 +260,32 @@ impl Design {
 
     pub fn patterns_for(&self, lot: Cents) -> impl Iterator<Item = &Pattern> {
         self.by_lot.get(&lot).into_iter().flatten().map(|&i| &self.patterns[i])
+    }
+
+    /// Every amount that can be printed under a roulette stack, with how often it wins and how often it
+    /// is a decoy over a block: the prize table's counts, shared among each lot's patterns by weight,
+    /// and decoys drawn evenly from `roulette_decoys` on every other stack.
+    pub fn roulette_amount_odds(&self) -> Vec<AmountOdds> {
+        let mut winning: BTreeMap<Cents, f64> = self.losing.roulette_decoys.iter().map(|&a| (a, 0.0)).collect();
+        for tier in &PRIZE_TABLE {
+            let patterns: Vec<&Pattern> = self.patterns_for(tier.lot).collect();
+            let total: u32 = patterns.iter().map(|p| p.weight).sum();
+            for pattern in patterns {
+                if let Some(amount) = pattern.roulette {
+                    *winning.entry(amount).or_default() += f64::from(tier.count) * f64::from(pattern.weight) / f64::from(total);
+                }
+            }
+        }
+        let decoy_stacks = 3.0 * f64::from(BLOCK_SIZE) - winning.values().sum::<f64>();
+        let decoys = self.losing.roulette_decoys.len() as f64;
+        winning
+            .into_iter()
+            .map(|(amount, winning)| {
+                let listed = self.losing.roulette_decoys.iter().filter(|&&d| d == amount).count() as f64;
+                let decoy = decoy_stacks * listed / decoys;
+                AmountOdds { amount, winning, decoy }
+            })
+            .collect()
     }
 
     /// Belt and braces: print each pattern a few times and read it back with the evaluator, so that

@@ -10,6 +10,7 @@
 
 pub mod design;
 
+use crate::block::Scheme;
 use crate::money::Cents;
 use crate::rules::{
     Card, CardValue, CrapsZones, JackpotZones, PokerHand, PokerZones, Reel, ReelsWin, RouletteZones, Stake, Suit, Throw,
@@ -82,10 +83,10 @@ pub fn compose_pattern<R: Rng + ?Sized>(design: &Design, pattern: &Pattern, rng:
         (near_miss(pattern.roulette.is_some()), near_miss(!pattern.craps.is_empty()), near_miss(pattern.reels.is_some()));
     Ticket {
         poker: poker(pattern.poker.unwrap_or(PokerHand::Nothing), rng),
-        roulette: roulette(pattern.roulette, roulette_near, look, rng),
-        craps: craps(&pattern.craps, craps_near, look, rng),
+        roulette: roulette(pattern.roulette, roulette_near, look, design.scheme, rng),
+        craps: craps(&pattern.craps, craps_near, look, design.scheme, rng),
         jackpot: JackpotZones {
-            reels: reels(pattern.reels.unwrap_or(ReelsWin::Nothing), reels_near, rng),
+            reels: reels(pattern.reels.unwrap_or(ReelsWin::Nothing), reels_near, design.scheme, rng),
             tray: pattern.tray.unwrap_or(Cents::ZERO),
         },
     }
@@ -108,27 +109,35 @@ pub fn poker<R: Rng + ?Sized>(hand: PokerHand, rng: &mut R) -> PokerZones {
 }
 
 /// The wheel and three stacks; with a win, one stack (at random) shows the wheel's number and the win.
-/// A near miss puts a neighbouring number of the wheel's under one stack.
-pub fn roulette<R: Rng + ?Sized>(win: Option<Cents>, near_miss: bool, look: &LosingLook, rng: &mut R) -> RouletteZones {
+/// A near miss puts a neighbouring number of the wheel's under one stack. Under [`Scheme::V2`] the
+/// numbers go round (36 beside 1) and a stack may show any number but the wheel's, so that every number
+/// is printed under a stack equally often.
+pub fn roulette<R: Rng + ?Sized>(win: Option<Cents>, near_miss: bool, look: &LosingLook, scheme: Scheme, rng: &mut R) -> RouletteZones {
     let wheel = rng.random_range(1..=36u8);
-    let neighbour = if wheel == 36 || (wheel > 1 && rng.random_bool(0.5)) { wheel - 1 } else { wheel + 1 };
-    let mut others: Vec<u8> = (1..=36).filter(|&n| n != wheel && n != neighbour).collect();
+    let (neighbour, reserved) = match scheme {
+        Scheme::V1 => (if wheel == 36 || (wheel > 1 && rng.random_bool(0.5)) { wheel - 1 } else { wheel + 1 }, true),
+        Scheme::V2 => (if rng.random_bool(0.5) { wheel % 36 + 1 } else { (wheel + 34) % 36 + 1 }, false),
+    };
+    let mut others: Vec<u8> = (1..=36).filter(|&n| n != wheel && !(reserved && n == neighbour)).collect();
     fisher_yates(&mut others, rng);
     let mut stakes = [0, 1, 2].map(|i| Stake { number: others[i], amount: pick(&look.roulette_decoys, rng) });
     let special = rng.random_range(0..3u32) as usize;
     if let Some(amount) = win {
         stakes[special] = Stake { number: wheel, amount };
-    } else if near_miss {
+    } else if near_miss && stakes.iter().all(|s| s.number != neighbour) {
         stakes[special].number = neighbour;
     }
     RouletteZones { wheel, stakes }
 }
 
-/// Four throws: the winning ones, one near miss if asked, and losing rolls of two fair dice.
-pub fn craps<R: Rng + ?Sized>(wins: &[Throw], near_miss: bool, look: &LosingLook, rng: &mut R) -> CrapsZones {
-    let mut throws: Vec<Throw> = wins.iter().map(|&t| if rng.random_bool(0.5) { t.swapped() } else { t }).collect();
+/// Four throws: the winning ones, one near miss if asked, and losing rolls of two fair dice. Each
+/// printed throw is as likely in either order (near misses too under [`Scheme::V2`]).
+pub fn craps<R: Rng + ?Sized>(wins: &[Throw], near_miss: bool, look: &LosingLook, scheme: Scheme, rng: &mut R) -> CrapsZones {
+    let either_order = |t: Throw, rng: &mut R| if rng.random_bool(0.5) { t.swapped() } else { t };
+    let mut throws: Vec<Throw> = wins.iter().map(|&t| either_order(t, rng)).collect();
     if near_miss && throws.len() < 4 {
-        throws.push(pick(&look.craps_near_miss, rng));
+        let throw = pick(&look.craps_near_miss, rng);
+        throws.push(if scheme >= Scheme::V2 { either_order(throw, rng) } else { throw });
     }
     while throws.len() < 4 {
         let roll = Throw(rng.random_range(1..=6u8), rng.random_range(1..=6u8));
@@ -143,8 +152,9 @@ pub fn craps<R: Rng + ?Sized>(wins: &[Throw], near_miss: bool, look: &LosingLook
 const NOT_CHERRY: [Reel; 4] = [Reel::Seven, Reel::Crown, Reel::Bar, Reel::Star];
 
 /// Three reels reading exactly `win`. Losing reels show no cherry and never three alike; a near miss
-/// shows two alike.
-pub fn reels<R: Rng + ?Sized>(win: ReelsWin, near_miss: bool, rng: &mut R) -> [Reel; 3] {
+/// shows two alike. Under [`Scheme::V2`] three alike are drawn again whole, so that when two are
+/// alike the odd one is on any reel equally often.
+pub fn reels<R: Rng + ?Sized>(win: ReelsWin, near_miss: bool, scheme: Scheme, rng: &mut R) -> [Reel; 3] {
     if let Some(symbol) = win.triple() {
         return [symbol; 3];
     }
@@ -158,7 +168,10 @@ pub fn reels<R: Rng + ?Sized>(win: ReelsWin, near_miss: bool, rng: &mut R) -> [R
         }
         _ => {
             while reels[0] == reels[1] && reels[1] == reels[2] {
-                reels[2] = pick(&NOT_CHERRY, rng);
+                match scheme {
+                    Scheme::V1 => reels[2] = pick(&NOT_CHERRY, rng),
+                    Scheme::V2 => reels = [pick(&NOT_CHERRY, rng), pick(&NOT_CHERRY, rng), pick(&NOT_CHERRY, rng)],
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::block::Scheme;
 use crate::rules::prize_table::PRIZE_TABLE;
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -66,14 +67,15 @@ fn losing_surfaces_look_like_real_losing_surfaces() {
         assert!(t.roulette.stakes.iter().all(|s| s.number != t.roulette.wheel));
         assert!(t.jackpot.reels.iter().all(|&r| r != Reel::Cherry));
         assert_eq!(t.jackpot.tray, Cents::ZERO);
-        near[0] += t.roulette.stakes.iter().any(|s| s.number.abs_diff(t.roulette.wheel) == 1) as usize;
-        near[1] += t.craps.throws.iter().any(|th| design.losing.craps_near_miss.contains(th)) as usize;
+        near[0] += t.roulette.stakes.iter().any(|s| matches!(s.number.abs_diff(t.roulette.wheel), 1 | 35)) as usize;
+        near[1] += t.craps.throws.iter().any(|th| design.losing.craps_near_miss.iter().any(|n| [*n, n.swapped()].contains(th))) as usize;
         near[2] += (t.jackpot.reels[0] == t.jackpot.reels[1] || t.jackpot.reels[1] == t.jackpot.reels[2] || t.jackpot.reels[0] == t.jackpot.reels[2]) as usize;
     }
-    // 30 % near misses are drawn on purpose; chance adds a few more. Each surface shows some, not all.
+    // 30 % near misses are drawn on purpose; chance adds more (four fair rolls often hold one of the
+    // near-miss throws, in either order). Each surface shows some, not all.
     for (surface, count) in ["roulette", "craps", "reels"].iter().zip(near) {
         let percent = count * 100 / n;
-        assert!((25..=75).contains(&percent), "{surface}: {percent} % near misses");
+        assert!((25..=90).contains(&percent), "{surface}: {percent} % near misses");
     }
 }
 
@@ -122,7 +124,7 @@ fn reels_are_drawn_for_every_win() {
     for win in ReelsWin::WINNING.into_iter().chain([ReelsWin::Nothing]) {
         for seed in 0..200 {
             for near in [false, true] {
-                assert_eq!(crate::rules::jackpot::read_reels(reels(win, near, &mut rng(seed))), Ok(win));
+                assert_eq!(crate::rules::jackpot::read_reels(reels(win, near, Scheme::LATEST, &mut rng(seed))), Ok(win));
             }
         }
     }

@@ -89,7 +89,7 @@ fn printed_amounts(design: &Design, amount: impl Fn(&composer::Pattern) -> Optio
 
 /// Every specimen of `design`, surfaces first (in the ticket's order), then whole tickets.
 pub fn gallery(design: &Design, seed: &str) -> Vec<Specimen> {
-    let look = &design.losing;
+    let (look, scheme) = (&design.losing, design.scheme);
     let mut g = Gallery { design, seed, specimens: Vec::new() };
 
     // Poker has no near miss: six distinct values out of eight is as near as a losing hand gets.
@@ -101,31 +101,31 @@ pub fn gallery(design: &Design, seed: &str) -> Vec<Specimen> {
 
     for amount in printed_amounts(design, |p| p.roulette) {
         let (id, title) = (format!("roulette-{}", euros(amount)), format!("Roulette — mise gagnante de {}", amount.short()));
-        g.surface(Surface::Roulette, id, title, amount, |t, rng| t.roulette = composer::roulette(Some(amount), false, look, rng));
+        g.surface(Surface::Roulette, id, title, amount, |t, rng| t.roulette = composer::roulette(Some(amount), false, look, scheme, rng));
     }
     for near_miss in [false, true] {
-        g.losing(Surface::Roulette, near_miss, |t, rng| t.roulette = composer::roulette(None, near_miss, look, rng));
+        g.losing(Surface::Roulette, near_miss, |t, rng| t.roulette = composer::roulette(None, near_miss, look, scheme, rng));
     }
 
     for (throw, win) in WINNING_THROWS {
         let (id, title) = (format!("craps-{}-{}", throw.0, throw.1), format!("Craps — {} + {} ({})", throw.0, throw.1, Cents::euros(win).short()));
-        g.surface(Surface::Craps, id, title, Cents::euros(win), |t, rng| t.craps = composer::craps(&[throw], false, look, rng));
+        g.surface(Surface::Craps, id, title, Cents::euros(win), |t, rng| t.craps = composer::craps(&[throw], false, look, scheme, rng));
     }
     // A design without near-miss throws has only the plain losing surface to show.
     for near_miss in [false, true].into_iter().filter(|&n| !n || !look.craps_near_miss.is_empty()) {
-        g.losing(Surface::Craps, near_miss, |t, rng| t.craps = composer::craps(&[], near_miss, look, rng));
+        g.losing(Surface::Craps, near_miss, |t, rng| t.craps = composer::craps(&[], near_miss, look, scheme, rng));
     }
 
     for reels in ReelsWin::WINNING {
         let (id, title) = (format!("jackpot-{}", serde_name(reels)), format!("Jackpot — {} ({})", reels.name_fr(), reels.win().short()));
-        g.surface(Surface::Jackpot, id, title, reels.win(), |t, rng| t.jackpot.reels = composer::reels(reels, false, rng));
+        g.surface(Surface::Jackpot, id, title, reels.win(), |t, rng| t.jackpot.reels = composer::reels(reels, false, scheme, rng));
     }
     for amount in printed_amounts(design, |p| p.tray) {
         let (id, title) = (format!("jackpot-bonus-{}", euros(amount)), format!("Jackpot — bonus de {}", amount.short()));
         g.surface(Surface::Jackpot, id, title, amount, |t, _| t.jackpot.tray = amount);
     }
     for near_miss in [false, true] {
-        g.losing(Surface::Jackpot, near_miss, |t, rng| t.jackpot.reels = composer::reels(ReelsWin::Nothing, near_miss, rng));
+        g.losing(Surface::Jackpot, near_miss, |t, rng| t.jackpot.reels = composer::reels(ReelsWin::Nothing, near_miss, scheme, rng));
     }
 
     let mut rank_in_lot = std::collections::BTreeMap::<Cents, usize>::new();

@@ -60,8 +60,9 @@ fn near_misses_look_near_and_losing_surfaces_lose() {
         let specimens = gallery(&design, &seed.to_string());
         let get = |id: &str| &specimens.iter().find(|s| s.id == id).unwrap().ticket;
         let roulette = &get("roulette-near-miss").roulette;
-        assert!(roulette.stakes.iter().any(|s| s.number.abs_diff(roulette.wheel) == 1), "a neighbour of the wheel");
-        assert!(get("craps-near-miss").craps.throws.iter().any(|t| design.losing.craps_near_miss.contains(t)));
+        assert!(roulette.stakes.iter().any(|s| matches!(s.number.abs_diff(roulette.wheel), 1 | 35)), "a neighbour of the wheel");
+        let near_miss = |t: &Throw| design.losing.craps_near_miss.iter().any(|n| [*n, n.swapped()].contains(t));
+        assert!(get("craps-near-miss").craps.throws.iter().any(near_miss));
         let reels = get("jackpot-near-miss").jackpot.reels;
         assert!(reels[0] == reels[1] || reels[1] == reels[2] || reels[0] == reels[2], "two reels alike: {reels:?}");
         for id in ["poker-losing", "roulette-losing", "craps-losing", "jackpot-losing"] {

@@ -220,7 +220,7 @@ impl Ticket {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A losing ticket to vary from.

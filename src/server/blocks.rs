@@ -18,8 +18,8 @@ pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) 
     let emission = store.next_emission().await.map_err(|e| e.to_string())?;
     for number in 1..=blocks {
         let seed = os_random::<32>();
-        let design = design.clone();
-        let block = off_the_executor(move || Block::make(&design, emission, number, &seed)).await?;
+        let making = design.clone();
+        let block = off_the_executor(move || Block::make(&making, emission, number, &seed)).await?;
         let root = block.root;
         let new = NewBlock {
             emission,
@@ -28,6 +28,7 @@ pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) 
             root,
             design_hash: block.design_hash,
             design_text: design_text.to_owned(),
+            scheme: design.scheme,
             lots: block.lots,
             now: now(),
         };
@@ -40,7 +41,8 @@ pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) 
 /// Recomputes a stored block from its seed and checks it against its commitment.
 pub async fn audit_stored(store: &dyn Store, emission: u32, block: u32) -> Result<AuditReport, String> {
     let row = store.block(emission, block).await.map_err(|e| e.to_string())?;
-    let design = Design::from_toml(&store.design_text(&row.design_hash).await.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let text = store.design_text(&row.design_hash).await.map_err(|e| e.to_string())?;
+    let design = Design::from_toml_for(&text, row.scheme).map_err(|e| e.to_string())?;
     let commitment = Commitment { root: row.root, design_hash: row.design_hash };
     off_the_executor(move || audit(&design, emission, block, &row.seed, &commitment)).await
 }

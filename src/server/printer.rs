@@ -12,7 +12,7 @@
 
 use super::error::ApiError;
 use super::store::{SigningKeyRecord, Store, StoreError, TicketRecord};
-use crate::block::{Hash, Seed, compose_ticket};
+use crate::block::{Hash, Scheme, Seed, compose_ticket};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, TicketClaims, TicketSigner};
 use std::collections::HashMap;
@@ -59,7 +59,7 @@ struct Press {
 pub struct Printer {
     keys: RwLock<Keyring>,
     presses: RwLock<HashMap<(u32, u32), Arc<Press>>>,
-    designs: RwLock<HashMap<Hash, Arc<Design>>>,
+    designs: RwLock<HashMap<(Hash, Scheme), Arc<Design>>>,
 }
 
 impl Printer {
@@ -106,20 +106,20 @@ impl Printer {
             return Ok(press.clone());
         }
         let record = store.block(emission, block).await?;
-        let design = self.design(store, &record.design_hash).await?;
+        let design = self.design(store, &record.design_hash, record.scheme).await?;
         let press = Arc::new(Press { seed: record.seed, design });
         write(&self.presses).insert((emission, block), press.clone());
         Ok(press)
     }
 
-    async fn design(&self, store: &dyn Store, hash: &Hash) -> Result<Arc<Design>, ApiError> {
-        if let Some(design) = read(&self.designs).get(hash) {
+    async fn design(&self, store: &dyn Store, hash: &Hash, scheme: Scheme) -> Result<Arc<Design>, ApiError> {
+        if let Some(design) = read(&self.designs).get(&(*hash, scheme)) {
             return Ok(design.clone());
         }
-        let design = Design::from_toml(&store.design_text(hash).await?)
+        let design = Design::from_toml_for(&store.design_text(hash).await?, scheme)
             .map_err(|e| ApiError::Internal(format!("a stored design no longer validates: {e}")))?;
         let design = Arc::new(design);
-        write(&self.designs).insert(*hash, design.clone());
+        write(&self.designs).insert((*hash, scheme), design.clone());
         Ok(design)
     }
 }

@@ -23,7 +23,7 @@ pub mod ledger;
 pub mod postgres;
 pub mod sqlite;
 
-use crate::block::{Hash, LotCode, Seed};
+use crate::block::{Hash, LotCode, Scheme, Seed};
 use crate::money::Cents;
 use crate::payload::Serial;
 use crate::play::{Mode, RevealError};
@@ -176,6 +176,7 @@ pub struct BlockRecord {
     pub root: Hash,
     pub design_hash: Hash,
     pub closed_at: Option<i64>,
+    pub scheme: Scheme,
 }
 
 /// A made block, stored with its commitment before any sale.
@@ -187,6 +188,7 @@ pub struct NewBlock {
     pub root: Hash,
     pub design_hash: Hash,
     pub design_text: String,
+    pub scheme: Scheme,
     pub lots: Vec<LotCode>,
     pub now: i64,
 }

@@ -23,7 +23,7 @@ use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
     SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
 };
-use crate::block::{Hash, LotCode, lot_of};
+use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
 use crate::payload::Serial;
 use crate::play::{Mode, apply_reveal};
@@ -418,7 +418,7 @@ async fn replay(tx: &Transaction<'_>, r: &SaleRequest) -> Result<Option<Sale>, F
     Ok(Some(Sale { balance: wallet_balance(tx, &r.player_id).await?, ticket, replayed: true }))
 }
 
-const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at \
+const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at, b.scheme \
                            FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
 
 fn block_row(r: &Row) -> Result<BlockRecord, StoreError> {
@@ -431,6 +431,7 @@ fn block_row(r: &Row) -> Result<BlockRecord, StoreError> {
         root: hash(r.get(5))?,
         design_hash: hash(r.get(6))?,
         closed_at: r.get(7),
+        scheme: Scheme::from_number(unsigned(r.get(8))?).ok_or_else(|| StoreError::Backend("a block of an unknown scheme".into()))?,
     })
 }
 
@@ -755,8 +756,8 @@ impl Store for PostgresStore {
                 let (emission, number) = (int(block.emission)?, int(block.block)?);
                 let inserted = tx
                     .execute(
-                        "INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-                        &[&emission, &number, &block.seed.as_slice(), &block.root.as_slice(), &block.design_hash.as_slice(), &block.lots, &block.now],
+                        "INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at, scheme) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+                        &[&emission, &number, &block.seed.as_slice(), &block.root.as_slice(), &block.design_hash.as_slice(), &block.lots, &block.now, &(block.scheme.number() as i32)],
                     )
                     .await?;
                 if inserted == 0 {

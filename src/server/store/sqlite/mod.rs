@@ -11,7 +11,7 @@ use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
     SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
 };
-use crate::block::{Hash, LotCode, lot_of};
+use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
 use crate::payload::Serial;
 use crate::play::{Mode, apply_reveal};
@@ -267,10 +267,11 @@ fn block_row(r: &Row) -> rusqlite::Result<BlockRecord> {
         root: r.get(5)?,
         design_hash: r.get(6)?,
         closed_at: r.get(7)?,
+        scheme: Scheme::from_number(r.get(8)?).ok_or_else(|| rusqlite::Error::IntegralValueOutOfRange(8, 0))?,
     })
 }
 
-const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at \
+const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at, b.scheme \
                            FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
 
 // ---- the sale ------------------------------------------------------------------------------------
@@ -605,8 +606,8 @@ impl Store for SqliteStore {
             conn.prepare_cached("INSERT INTO designs (hash, text) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
                 .execute(params![block.design_hash.as_slice(), block.design_text])?;
             let inserted = conn
-                .prepare_cached("INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING")?
-                .execute(params![block.emission, block.block, block.seed.as_slice(), block.root.as_slice(), block.design_hash.as_slice(), block.lots, block.now])?;
+                .prepare_cached("INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at, scheme) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING")?
+                .execute(params![block.emission, block.block, block.seed.as_slice(), block.root.as_slice(), block.design_hash.as_slice(), block.lots, block.now, block.scheme.number()])?;
             if inserted == 0 {
                 return Err(StoreError::AlreadyExists(format!("block E{}-B{}", block.emission, block.block)));
             }
