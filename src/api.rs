@@ -41,6 +41,26 @@ pub struct TicketAndBalance {
     pub balance_cents: i64,
 }
 
+/// A ticket's inclusion proof in its block's Merkle tree (`GET /api/tickets/{id}/proof`). The root it
+/// leads to is not in it: check it against the block's published commitment (`GET /api/blocks/{e}/{b}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct InclusionProof {
+    /// The ticket's place in its block: its leaf's index.
+    pub index: u32,
+    /// Leaves in the tree: the block's size.
+    pub leaf_count: u32,
+    /// Sibling hashes in hex, from the leaf up.
+    pub path: Vec<String>,
+}
+
+/// What the game reads of a block's commitment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommittedRoot {
+    /// SHA-256 Merkle root in hex.
+    pub root: String,
+}
+
 /// Shown on every screen, as the law asks of gambling operators in France.
 pub const RESPONSIBLE_GAMING: &str =
     "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";

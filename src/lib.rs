@@ -6,7 +6,7 @@
 //! - [`rules`]: the regulation as data and pure functions; the evaluator reads a lot off symbols.
 //! - [`composer`]: turns a pre-assigned lot and seeded randomness into symbols, following the
 //!   designer-editable design file (`static/design.toml`), validated at load.
-//! - [`block`] (native): blocks of 1 500 000 tickets from a 256-bit seed, their Merkle commitment and audit.
+//! - [`block`]: blocks of 1 500 000 tickets from a 256-bit seed, their Merkle commitment, proofs and audit.
 //! - [`payload`]: the signed ticket format (compact JWS, EdDSA) and its verification, shared by the
 //!   server (signs) and the browser (verifies).
 //! - [`api`]: the JSON shared by the server and the web game.
@@ -19,6 +19,7 @@
 //! See ARCHITECTURE.md for how a ticket flows through them and where each invariant is enforced.
 
 pub mod api;
+pub mod block;
 pub mod composer;
 pub mod gallery;
 pub mod json;
@@ -27,8 +28,6 @@ pub mod payload;
 pub mod play;
 pub mod rules;
 
-#[cfg(not(target_arch = "wasm32"))]
-pub mod block;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod server;
 #[cfg(target_arch = "wasm32")]

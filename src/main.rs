@@ -88,6 +88,16 @@ mod cli {
         },
         /// Bring the store's schema to this version (`serve` does it too when it starts).
         Migrate,
+        /// Check a closed block from its published document alone, as any player can: every ticket
+        /// recomputed from the seed, the prize table and the committed root. No store is read.
+        Verify {
+            /// The block's document (`GET /api/blocks/{emission}/{block}`): a file, or - for standard
+            /// input, e.g. `curl -s https://…/api/blocks/1/1 | vegas verify -`.
+            document: PathBuf,
+            /// Also print this ticket (its index in the block) as the seed composes it.
+            #[arg(long)]
+            ticket: Option<u32>,
+        },
         /// The keys tickets are signed with.
         Keys {
             #[command(subcommand)]
@@ -242,6 +252,7 @@ mod cli {
                 println!("{player}: balance {balance}");
                 Ok(())
             }
+            Command::Verify { document, ticket } => verify(&document, ticket),
             Command::Migrate => {
                 database.open().await?;
                 println!("the store's schema is up to date");
@@ -265,6 +276,35 @@ mod cli {
                 Ok(())
             }
         }
+    }
+
+    fn verify(document: &std::path::Path, ticket: Option<u32>) -> Result<(), String> {
+        use vegas::block::hex;
+        use vegas::block::published::{ClosedBlock, PublishedBlock};
+        let text = if document.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin()).map_err(|e| format!("standard input: {e}"))?
+        } else {
+            std::fs::read_to_string(document).map_err(|e| format!("{}: {e}", document.display()))?
+        };
+        let published: PublishedBlock = vegas::json::from_str(&text).map_err(|e| format!("not a block's document: {e}"))?;
+        let block = ClosedBlock::read(&published).map_err(|e| e.to_string())?;
+        if let Some(index) = ticket {
+            let t = block.ticket(index).map_err(|e| e.to_string())?;
+            println!("ticket {}: lot {}", t.serial, t.lot);
+            println!("  zones: {}", vegas::json::to_string(&t.ticket).map_err(|e| e.to_string())?);
+            if let Some(salt) = t.salt {
+                println!("  salt: {}", hex(&salt));
+            }
+            println!("  leaf: {}", hex(&t.leaf));
+        }
+        let report = block.audit().map_err(|e| format!("block E{}-B{}: {e}", published.emission, published.block))?;
+        println!("block E{}-B{} (scheme {}): {} tickets recomputed from the seed, verified", published.emission, published.block, published.scheme, report.tickets);
+        for (lot, count) in report.counts.iter().rev() {
+            println!("  {count:>9} × {lot}");
+        }
+        println!("  total paid out: {}", report.total_payout);
+        println!("  root: {} (the committed root)", hex(&report.root));
+        Ok(())
     }
 
     /// A player named by id, or else by name.

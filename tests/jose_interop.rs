@@ -18,6 +18,8 @@ fn jsonwebtoken_verifies_a_ticket_with_the_published_jwk() {
         serial: Serial { emission: 1, block: 1, index: 0 },
         zones,
         lot_cents: Cents::euros(30),
+        salt: None,
+        qa: false,
     };
     let token = signer.sign(&claims);
 

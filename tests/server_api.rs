@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
+use vegas::block::published::PublishedBlock;
+use vegas::block::{from_hex, merkle};
 use vegas::payload::{Jwks, verify};
 use vegas::rules::prize_table::BLOCK_SIZE;
 use vegas::server::store::{Store, ledger};
@@ -129,6 +131,10 @@ impl Server {
             .unwrap();
         let status = r.status();
         (status, r.json().await.unwrap())
+    }
+
+    async fn text(&self, path: &str) -> String {
+        self.http.get(self.url(path)).send().await.unwrap().text().await.unwrap()
     }
 
     async fn balance(&self, p: &Player) -> i64 {
@@ -349,6 +355,63 @@ async fn a_sold_out_block_closes_reveals_its_seed_and_the_next_opens() {
     assert_eq!(s.balance(&p).await, 9_400, "a refused sale takes nothing");
 }
 
+/// Whether a ticket's payload and inclusion proof lead to `root`, as a player's browser checks them.
+fn proven(payload: &str, jwks: &Jwks, proof: &Value, root: &[u8; 32]) -> bool {
+    let claims = verify(payload, jwks).expect("the payload verifies").claims;
+    let salt = claims.salt.as_deref().map(|s| from_hex(s).expect("a hex salt"));
+    let leaf = merkle::leaf(&mut Vec::new(), salt.as_ref(), claims.serial, &claims.zones, claims.lot_cents);
+    let path: Vec<[u8; 32]> = proof["path"].as_array().unwrap().iter().map(|h| from_hex(h.as_str().unwrap()).unwrap()).collect();
+    let (index, count) = (proof["index"].as_u64().unwrap() as usize, proof["leaf_count"].as_u64().unwrap() as usize);
+    index == claims.serial.index as usize && merkle::verify_proof(leaf, index, count, &path, root)
+}
+
+#[tokio::test]
+async fn each_ticket_is_proven_in_its_committed_block_and_a_closed_block_is_verified_from_its_seed() {
+    let s = default_server().await;
+    let p = s.guest().await;
+    let jwks = s.jwks().await;
+    s.db().execute("UPDATE block_sales SET sold = ?1 WHERE block = 1", [BLOCK_SIZE - 2]).unwrap();
+    let open: PublishedBlock = serde_json::from_str(&s.text("/api/blocks/1/1").await).unwrap();
+    assert_eq!((open.seed.as_deref(), open.scheme), (None, 2), "an open block keeps its seed");
+    let root = from_hex(&open.root).unwrap();
+
+    let (_, bought) = s.buy(&p, "auto", "first").await;
+    let ticket = &bought["ticket"];
+    let (status, proof) = s.call(&p, M::GET, &format!("/api/tickets/{}/proof", ticket["id"].as_str().unwrap()), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let payload = ticket["payload"].as_str().unwrap();
+    assert!(proven(payload, &jwks, &proof, &root), "the proof leads to the published root");
+    let mut tampered = proof.clone();
+    tampered["path"][0] = json!(vegas::block::hex(&[0x5A; 32]));
+    assert!(!proven(payload, &jwks, &tampered, &root), "a tampered proof is refused");
+    assert!(!proven(payload, &jwks, &proof, &[0; 32]), "another root refuses the proof");
+    let other = s.guest().await;
+    let (status, _) = s.call(&other, M::GET, &format!("/api/tickets/{}/proof", ticket["id"].as_str().unwrap()), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a proof is its buyer's");
+
+    let file = s.data.path().join("block.json");
+    std::fs::write(&file, s.text("/api/blocks/1/1").await).unwrap();
+    let refused = support::process::vegas_refused(s.data.path(), &["verify", file.to_str().unwrap()]);
+    assert!(refused.contains("still open"), "{refused}");
+
+    // The last ticket closes the block and publishes its seed: anyone can now recompute any ticket.
+    let (_, last) = s.buy(&p, "auto", "last").await;
+    let claims = verify(last["ticket"]["payload"].as_str().unwrap(), &jwks).unwrap().claims;
+    let closed = s.text("/api/blocks/1/1").await;
+    assert_eq!(serde_json::from_str::<PublishedBlock>(&closed).unwrap().root, open.root, "the root never changes");
+    std::fs::write(&file, &closed).unwrap();
+    let output = support::process::vegas(s.data.path(), &["verify", file.to_str().unwrap(), "--ticket", "1499999"]);
+    let printed = String::from_utf8(output.stdout).unwrap();
+    assert!(printed.contains(&format!("ticket E1-B1-1499999: lot {}", claims.lot_cents)), "{printed}");
+    assert!(printed.contains(&format!("zones: {}", vegas::json::to_string(&claims.zones).unwrap())), "the ticket sold is the one the seed composes:\n{printed}");
+    assert!(printed.contains(&format!("salt: {}", claims.salt.unwrap())), "{printed}");
+    assert!(printed.contains("1500000 tickets recomputed from the seed, verified") && printed.contains(&open.root), "{printed}");
+
+    std::fs::write(&file, closed.replace(&open.root, &vegas::block::hex(&[1; 32]))).unwrap();
+    let refused = support::process::vegas_refused(s.data.path(), &["verify", file.to_str().unwrap()]);
+    assert!(refused.contains("differs from the committed root"), "{refused}");
+}
+
 #[tokio::test]
 async fn bad_requests_get_a_json_4xx_never_a_5xx() {
     let s = default_server().await;
@@ -538,15 +601,15 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
     }
     operations.sort();
     let expected = [
-        "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/jwks", "GET /api/me", "GET /api/openapi.json", "GET /api/tickets",
-        "GET /api/tickets/{id}", "GET /healthz", "GET /regles", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register",
+        "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/blocks/{emission}/{block}", "GET /api/jwks", "GET /api/me",
+        "GET /api/openapi.json", "GET /api/tickets", "GET /api/tickets/{id}", "GET /api/tickets/{id}/proof", "GET /healthz", "GET /regles", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register",
         "POST /api/tickets", "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
     ];
     assert_eq!(operations, expected);
     // Each one is a route of the server (never the API's "no such route" fallback, never 405).
     for operation in &operations {
         let (method, path) = operation.split_once(' ').unwrap();
-        let request = s.http.request(method.parse().unwrap(), s.url(&path.replace("{id}", "t-none"))).bearer_auth(&p.token);
+        let request = s.http.request(method.parse().unwrap(), s.url(&path.replace("{id}", "t-none").replace("{emission}/{block}", "9/9"))).bearer_auth(&p.token);
         let response = request.send().await.unwrap();
         let status = response.status();
         let body = response.text().await.unwrap();

@@ -214,6 +214,8 @@ fn claims_for(lot: Cents) -> TicketClaims {
         serial: Serial { emission: 1, block: 1, index: 42 },
         zones,
         lot_cents: lot,
+        salt: None,
+        qa: false,
     }
 }
 

@@ -12,6 +12,7 @@ use super::{Hash, Seed};
 use crate::money::Cents;
 use crate::payload::Serial;
 use crate::rules::Ticket;
+#[cfg(not(target_arch = "wasm32"))]
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -26,8 +27,15 @@ pub fn salt(seed: &Seed, index: u32) -> Salt {
     h.finalize().into()
 }
 
-/// `buffer` is scratch space reused between leaves, to keep allocation off the per-ticket path.
+/// The hash of a ticket's leaf. `buffer` is scratch space reused between leaves, to keep allocation
+/// off the per-ticket path.
 pub fn leaf(buffer: &mut Vec<u8>, salt: Option<&Salt>, serial: Serial, ticket: &Ticket, lot: Cents) -> Hash {
+    leaf_input(buffer, salt, serial, ticket, lot);
+    Sha256::digest(buffer.as_slice()).into()
+}
+
+/// The bytes a ticket's leaf hashes, into `buffer`.
+pub fn leaf_input(buffer: &mut Vec<u8>, salt: Option<&Salt>, serial: Serial, ticket: &Ticket, lot: Cents) {
     buffer.clear();
     buffer.push(0x00);
     if let Some(salt) = salt {
@@ -38,19 +46,26 @@ pub fn leaf(buffer: &mut Vec<u8>, salt: Option<&Salt>, serial: Serial, ticket: &
     }
     buffer.extend_from_slice(&lot.0.to_be_bytes());
     ticket.canonical_bytes(buffer);
-    Sha256::digest(buffer.as_slice()).into()
+}
+
+/// The bytes an inner node hashes: `0x01 ‖ left ‖ right`.
+pub fn node_input(left: &Hash, right: &Hash) -> [u8; 65] {
+    let mut input = [0x01; 65];
+    input[1..33].copy_from_slice(left);
+    input[33..].copy_from_slice(right);
+    input
 }
 
 fn node(left: &Hash, right: &Hash) -> Hash {
-    let mut h = Sha256::new();
-    h.update([0x01]);
-    h.update(left);
-    h.update(right);
-    h.finalize().into()
+    Sha256::digest(node_input(left, right)).into()
 }
 
 fn parent_level(level: &[Hash]) -> Vec<Hash> {
-    level.par_chunks(2).map(|pair| if let [l, r] = pair { node(l, r) } else { pair[0] }).collect()
+    let pair_up = |pair: &[Hash]| if let [l, r] = pair { node(l, r) } else { pair[0] };
+    #[cfg(not(target_arch = "wasm32"))]
+    return level.par_chunks(2).map(pair_up).collect();
+    #[cfg(target_arch = "wasm32")]
+    return level.chunks(2).map(pair_up).collect();
 }
 
 /// The root of the tree over `leaves` (the hash of nothing for an empty list).
@@ -130,20 +145,29 @@ impl Tree {
     }
 }
 
-/// Checks an inclusion proof made by [`proof`] for a tree of `count` leaves.
-pub fn verify_proof(leaf: Hash, mut index: usize, mut count: usize, path: &[Hash], root: &Hash) -> bool {
-    let mut hash = leaf;
-    let mut siblings = path.iter();
+/// Which side each sibling of an inclusion proof joins on, leaf first: `true` for a left sibling.
+/// `None` if a path of `path_len` siblings cannot be leaf `index`'s in a tree of `count` leaves.
+pub fn sibling_sides(mut index: usize, mut count: usize, path_len: usize) -> Option<Vec<bool>> {
+    if index >= count {
+        return None;
+    }
+    let mut sides = Vec::with_capacity(path_len);
     while count > 1 {
-        let has_sibling = (index ^ 1) < count;
-        if has_sibling {
-            let Some(sibling) = siblings.next() else { return false };
-            hash = if index.is_multiple_of(2) { node(&hash, sibling) } else { node(sibling, &hash) };
+        if (index ^ 1) < count {
+            sides.push(!index.is_multiple_of(2));
         }
         index /= 2;
         count = count.div_ceil(2);
     }
-    siblings.next().is_none() && &hash == root
+    (sides.len() == path_len).then_some(sides)
+}
+
+/// Checks an inclusion proof made by [`proof`] for a tree of `count` leaves. (The browser does the
+/// same with WebCrypto's SHA-256, from [`sibling_sides`] and [`node_input`].)
+pub fn verify_proof(leaf: Hash, index: usize, count: usize, path: &[Hash], root: &Hash) -> bool {
+    let Some(sides) = sibling_sides(index, count, path.len()) else { return false };
+    let top = path.iter().zip(sides).fold(leaf, |hash, (sibling, left)| if left { node(sibling, &hash) } else { node(&hash, sibling) });
+    &top == root
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! disagree on a single ticket is never made. [`audit`] redoes it all from the seed.
 
 pub mod merkle;
+pub mod published;
 
 use crate::composer::{ComposeError, Design, compose, fisher_yates};
 use crate::money::Cents;
@@ -20,6 +21,7 @@ use crate::rules::prize_table::{BLOCK_SIZE, LOSERS_PER_BLOCK, PRIZE_TABLE};
 use crate::rules::{InvalidTicket, Ticket};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+#[cfg(not(target_arch = "wasm32"))]
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -108,6 +110,8 @@ pub enum BlockError {
     Root { committed: String, found: String },
     #[error("the block was made with design {committed}, the audit was given design {given}")]
     Design { committed: String, given: String },
+    #[error("the block has no ticket {0}")]
+    NoTicket(u32),
 }
 
 /// What an audit checked.
@@ -140,29 +144,86 @@ impl Block {
     }
 }
 
+/// Composes ticket `index`, checks that the evaluator reads its lot off its symbols, and hashes its leaf.
+fn checked_leaf(buffer: &mut Vec<u8>, design: &Design, seed: &Seed, serial: Serial, assigned: Cents) -> Result<Hash, BlockError> {
+    let index = serial.index;
+    let ticket = compose_ticket(design, seed, index, assigned).map_err(|error| BlockError::Compose { index, lot: assigned, error })?;
+    let read = ticket.evaluate().map_err(|error| BlockError::Invalid { index, assigned, error })?.lot;
+    if read != assigned {
+        return Err(BlockError::Disagreement { index, assigned, read });
+    }
+    let salt = (design.scheme >= Scheme::V2).then(|| merkle::salt(seed, index));
+    Ok(merkle::leaf(buffer, salt.as_ref(), serial, &ticket, read))
+}
+
+/// Every ticket's leaf, in sale order, from the seed.
+fn leaves(design: &Design, emission: u32, block: u32, seed: &Seed, lots: &[LotCode]) -> Result<Vec<Hash>, BlockError> {
+    let leaf = |buffer: &mut Vec<u8>, (i, &code): (usize, &LotCode)| checked_leaf(buffer, design, seed, Serial { emission, block, index: i as u32 }, lot_of(code));
+    // The browser (the « Vérifier » page) has one thread; the server spreads a block over its cores.
+    #[cfg(not(target_arch = "wasm32"))]
+    return lots.par_iter().enumerate().map_init(Vec::new, leaf).collect();
+    #[cfg(target_arch = "wasm32")]
+    return lots.iter().enumerate().scan(Vec::new(), |buffer, item| Some(leaf(buffer, item))).collect();
+}
+
 fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<(Block, BTreeMap<Cents, u32>), BlockError> {
     let lots = shuffled_lots(seed);
-    let read: Vec<(Hash, Cents)> = lots
-        .par_iter()
-        .enumerate()
-        .map_init(Vec::new, |buffer, (i, &code)| {
-            let index = i as u32;
-            let assigned = lot_of(code);
-            let ticket = compose_ticket(design, seed, index, assigned).map_err(|error| BlockError::Compose { index, lot: assigned, error })?;
-            let read = ticket.evaluate().map_err(|error| BlockError::Invalid { index, assigned, error })?.lot;
-            if read != assigned {
-                return Err(BlockError::Disagreement { index, assigned, read });
-            }
-            let salt = (design.scheme >= Scheme::V2).then(|| merkle::salt(seed, index));
-            Ok((merkle::leaf(buffer, salt.as_ref(), Serial { emission, block, index }, &ticket, read), read))
-        })
-        .collect::<Result<_, _>>()?;
+    let root = merkle::root(leaves(design, emission, block, seed, &lots)?);
+    // Every leaf was checked against its lot, so the lots are what the evaluator read.
     let mut counts = BTreeMap::new();
-    for &(_, lot) in &read {
-        *counts.entry(lot).or_insert(0u32) += 1;
+    for &code in &lots {
+        *counts.entry(lot_of(code)).or_insert(0u32) += 1;
     }
-    let root = merkle::root(read.into_iter().map(|(leaf, _)| leaf).collect());
     Ok((Block { emission, block, lots, root, design_hash: design.hash }, counts))
+}
+
+/// What proves a block's tickets to their buyers: its tree (kept from [`merkle::KEPT_LEVEL`] up) and
+/// what recomputes the few leaves a proof needs. Made from the seed, so it needs nothing stored.
+pub struct Prover {
+    emission: u32,
+    block: u32,
+    seed: Seed,
+    lots: Vec<LotCode>,
+    tree: merkle::Tree,
+}
+
+impl Prover {
+    /// Seconds of work for a whole block: run it off the async executor.
+    pub fn new(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Prover, BlockError> {
+        let lots = shuffled_lots(seed);
+        let tree = merkle::Tree::new(leaves(design, emission, block, seed, &lots)?);
+        Ok(Prover { emission, block, seed: *seed, lots, tree })
+    }
+
+    pub fn root(&self) -> Hash {
+        self.tree.root()
+    }
+
+    pub fn leaf_count(&self) -> usize {
+        self.tree.leaf_count()
+    }
+
+    /// The inclusion proof of ticket `index` (see [`merkle::verify_proof`]).
+    pub fn proof(&self, design: &Design, index: u32) -> Result<Vec<Hash>, BlockError> {
+        if index as usize >= self.leaf_count() {
+            return Err(BlockError::NoTicket(index));
+        }
+        let (emission, block) = (self.emission, self.block);
+        let mut buffer = Vec::new();
+        let mut failure = None;
+        let path = self.tree.proof(index as usize, |range| {
+            range
+                .map(|i| {
+                    let serial = Serial { emission, block, index: i as u32 };
+                    checked_leaf(&mut buffer, design, &self.seed, serial, lot_of(self.lots[i])).unwrap_or_else(|e| {
+                        failure = Some(e);
+                        [0; 32]
+                    })
+                })
+                .collect()
+        });
+        failure.map_or(Ok(path), Err)
+    }
 }
 
 /// Recomputes a block from its seed and checks everything: the prize table exactly, every ticket valid,
@@ -195,6 +256,18 @@ pub struct Commitment {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A hash, seed or salt written by [`hex`]; `None` unless exactly 32 bytes of hexadecimal.
+pub fn from_hex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut bytes = [0; 32];
+    for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(bytes)
 }
 
 #[cfg(test)]

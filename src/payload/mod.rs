@@ -5,7 +5,9 @@
 //! `kid` is the RFC 7638 thumbprint of the public key, published in a JWKS. The claims are
 //! [`TicketClaims`]: JWT's `jti` (ticket id), `sub` (owner) and `iat` (time of sale, Unix seconds),
 //! then `v` (format version), `serial` (emission, block, index), `zones` (the twelve zones' symbols,
-//! as [`Ticket`] serialises them) and `lot_cents`.
+//! as [`Ticket`] serialises them), `lot_cents`, `salt` (the ticket's Merkle leaf salt, in hex, which
+//! its inclusion proof needs; absent for blocks of scheme 1) and `qa` (true only for a QA deck's test
+//! ticket, which no real-money game accepts).
 //!
 //! [`verify`] returns the ticket only if the signature is valid for a published key AND the evaluator,
 //! reading the zones, finds exactly the signed lot: a signed ticket is never trusted on its word.
@@ -19,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub const JWS_TYPE: &str = "vegas-ticket+jwt";
 
 /// Where a ticket sits: emission, block of the emission, index in the block.
@@ -51,6 +53,10 @@ pub struct TicketClaims {
     pub serial: Serial,
     pub zones: Ticket,
     pub lot_cents: Cents,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub salt: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub qa: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

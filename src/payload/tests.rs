@@ -18,6 +18,8 @@ fn claims(lot: Cents) -> TicketClaims {
         serial: Serial { emission: 1, block: 2, index: 345 },
         zones,
         lot_cents: lot,
+        salt: None,
+        qa: false,
     }
 }
 
@@ -139,8 +141,10 @@ fn a_validly_signed_ticket_the_regulation_does_not_define_is_refused() {
 #[test]
 fn a_future_format_version_is_named_as_such() {
     let mut c = claims(Cents::ZERO);
-    c.v = 2;
-    assert_eq!(verify(&resign(&c), &signer().jwks()), Err(PayloadError::Version(2)));
+    for other in [FORMAT_VERSION - 1, FORMAT_VERSION + 1] {
+        c.v = other;
+        assert_eq!(verify(&resign(&c), &signer().jwks()), Err(PayloadError::Version(other)));
+    }
 }
 
 #[test]

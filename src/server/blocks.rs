@@ -1,8 +1,8 @@
 //! Emissions and blocks: making them (from fresh 256-bit seeds), publishing their commitments, and
 //! auditing them. A block's seed stays secret until the block is sold out and closed.
 
-use super::error::{ApiError, ApiJson};
-use super::store::{NewBlock, Store};
+use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
+use super::store::{BlockRecord, NewBlock, Store};
 use super::{AppState, now, os_random};
 use crate::block::{AuditReport, Block, Commitment, audit, hex};
 use crate::composer::Design;
@@ -65,7 +65,10 @@ pub struct BlockInfo {
     size: u32,
     sold: u32,
     open: bool,
-    /// SHA-256 Merkle root over every ticket, committed before the first sale.
+    /// How the block's tickets are composed and committed: 2 (salted leaves) for every block made
+    /// since December 2026, 1 before (see ARCHITECTURE.md, « Provable fairness »).
+    scheme: u32,
+    /// SHA-256 Merkle root over every ticket's leaf, committed before the first sale.
     root: String,
     design_sha256: String,
     prize_table: Vec<PrizeLine>,
@@ -73,24 +76,49 @@ pub struct BlockInfo {
     seed: Option<String>,
 }
 
+impl From<BlockRecord> for BlockInfo {
+    fn from(b: BlockRecord) -> BlockInfo {
+        BlockInfo {
+            emission: b.emission,
+            block: b.block,
+            size: b.size,
+            sold: b.sold,
+            open: b.closed_at.is_none(),
+            scheme: b.scheme.number(),
+            root: hex(&b.root),
+            design_sha256: hex(&b.design_hash),
+            prize_table: PRIZE_TABLE.iter().map(|t| PrizeLine { count: t.count, lot_cents: t.lot.0 }).collect(),
+            seed: b.closed_at.map(|_| hex(&b.seed)),
+        }
+    }
+}
+
+/// A block's commitment and what recomputes it once its seed is out: the design it was composed with.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct BlockCommitment {
+    #[serde(flatten)]
+    info: BlockInfo,
+    /// The design file's text (its SHA-256 is `design_sha256`).
+    design: String,
+}
+
 /// `GET /api/blocks`: every block's public facts.
 #[utoipa::path(get, path = "/api/blocks", tag = "public", security(()), responses((status = 200, description = "Every block, its commitment and prize table; a closed block's seed", body = Vec<BlockInfo>), super::openapi::AnyRequestRefusals))]
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo>>, ApiError> {
-    let rows = state.store.blocks().await?;
-    let prize_table = || PRIZE_TABLE.iter().map(|t| PrizeLine { count: t.count, lot_cents: t.lot.0 }).collect();
-    Ok(ApiJson(
-        rows.into_iter()
-            .map(|b| BlockInfo {
-                emission: b.emission,
-                block: b.block,
-                size: b.size,
-                sold: b.sold,
-                open: b.closed_at.is_none(),
-                root: hex(&b.root),
-                design_sha256: hex(&b.design_hash),
-                prize_table: prize_table(),
-                seed: b.closed_at.map(|_| hex(&b.seed)),
-            })
-            .collect(),
-    ))
+    Ok(ApiJson(state.store.blocks().await?.into_iter().map(BlockInfo::from).collect()))
+}
+
+/// `GET /api/blocks/{emission}/{block}`: one block's commitment, published before its first sale, with
+/// its design; its seed once it is closed. `vegas verify` reads this document.
+#[utoipa::path(get, path = "/api/blocks/{emission}/{block}", tag = "public", security(()),
+    params(("emission" = u32, Path, description = "The emission's number"), ("block" = u32, Path, description = "The block's number in its emission")),
+    responses(
+        (status = 200, description = "The block's commitment and design; its seed once closed", body = BlockCommitment),
+        (status = 404, description = "No such block", body = ErrorBody),
+        super::openapi::AnyRequestRefusals,
+    ))]
+pub async fn one(State(state): State<AppState>, ApiPath((emission, block)): ApiPath<(u32, u32)>) -> Result<ApiJson<BlockCommitment>, ApiError> {
+    let record = state.store.block(emission, block).await?;
+    let design = state.store.design_text(&record.design_hash).await?;
+    Ok(ApiJson(BlockCommitment { info: record.into(), design }))
 }

@@ -252,8 +252,10 @@ pub fn router(state: AppState) -> Router {
         .route("/tickets/{id}", get(tickets::one))
         .route("/tickets/{id}/reveal", post(tickets::reveal))
         .route("/tickets/{id}/complete", post(tickets::complete))
+        .route("/tickets/{id}/proof", get(tickets::proof))
         .route("/jwks", get(tickets::jwks))
         .route("/blocks", get(blocks::list))
+        .route("/blocks/{emission}/{block}", get(blocks::one))
         .route("/openapi.json", get(openapi::document))
         .fallback(|| async { ApiError::NotFound("API route") })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -349,10 +351,19 @@ pub async fn serve_on(
     let settler = tokio::spawn(tickets::settle_due_forever(state.clone()));
     let keys = tokio::spawn(refresh_keys_forever(state.clone()));
     let housekeeping = tokio::spawn(housekeeping_forever(state.clone()));
+    let proofs = tokio::spawn({
+        let state = state.clone();
+        async move {
+            if let Err(e) = state.printer.prepare_proofs(&*state.store).await {
+                tracing::warn!(error = %e, "the tree of the block on sale was not built ahead; the first proof asked will build it");
+            }
+        }
+    });
     let result = serve_connections(&state.config, router(state.clone()), listener, shutdown).await;
     settler.abort();
     keys.abort();
     housekeeping.abort();
+    proofs.abort();
     result
 }
 

@@ -12,7 +12,8 @@
 
 use super::error::ApiError;
 use super::store::{SigningKeyRecord, Store, StoreError, TicketRecord};
-use crate::block::{Hash, Scheme, Seed, compose_ticket};
+use crate::api::InclusionProof;
+use crate::block::{Hash, Prover, Scheme, Seed, compose_ticket, hex, merkle};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, TicketClaims, TicketSigner};
 use std::collections::HashMap;
@@ -52,8 +53,33 @@ pub fn new_signing_key(now: i64) -> SigningKeyRecord {
 }
 
 struct Press {
+    emission: u32,
+    block: u32,
     seed: Seed,
+    root: Hash,
     design: Arc<Design>,
+    /// Built on the first proof asked of the block (seconds of work), then kept: about 14 MB.
+    prover: tokio::sync::OnceCell<Arc<Prover>>,
+}
+
+impl Press {
+    async fn prover(&self) -> Result<Arc<Prover>, ApiError> {
+        let prover = self.prover.get_or_try_init(|| async {
+            let (design, seed, emission, block) = (self.design.clone(), self.seed, self.emission, self.block);
+            let made = tokio::task::spawn_blocking(move || Prover::new(&design, emission, block, &seed)).await;
+            match made {
+                Ok(Ok(prover)) if prover.root() == self.root => Ok(Arc::new(prover)),
+                Ok(Ok(prover)) => Err(ApiError::Internal(format!(
+                    "block E{emission}-B{block} recomputes to root {}, not to its committed root {}",
+                    hex(&prover.root()),
+                    hex(&self.root)
+                ))),
+                Ok(Err(e)) => Err(ApiError::Internal(format!("block E{emission}-B{block} cannot be recomputed: {e}"))),
+                Err(e) => Err(ApiError::Internal(format!("block E{emission}-B{block}: its tree was not built: {e}"))),
+            }
+        });
+        Ok(prover.await?.clone())
+    }
 }
 
 pub struct Printer {
@@ -96,9 +122,28 @@ impl Printer {
             serial: ticket.serial,
             zones,
             lot_cents: ticket.lot,
+            salt: (press.design.scheme >= Scheme::V2).then(|| hex(&merkle::salt(&press.seed, ticket.serial.index))),
+            qa: false,
         };
         let signer = read(&self.keys).signer.clone();
         Ok(signer.sign(&claims))
+    }
+
+    /// A sold ticket's inclusion proof in its block's committed tree.
+    pub async fn proof(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<InclusionProof, ApiError> {
+        let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
+        let prover = press.prover().await?;
+        let path = prover.proof(&press.design, ticket.serial.index).map_err(|e| ApiError::Internal(format!("ticket {}: {e}", ticket.serial)))?;
+        Ok(InclusionProof { index: ticket.serial.index, leaf_count: prover.leaf_count() as u32, path: path.iter().map(|h| hex(h)).collect() })
+    }
+
+    /// Builds the tree of the block on sale ahead of its first proof, so that no buyer waits for it.
+    pub async fn prepare_proofs(&self, store: &dyn Store) -> Result<(), ApiError> {
+        let on_sale = store.blocks().await?.into_iter().find(|b| b.closed_at.is_none() && b.sold < b.size);
+        if let Some(block) = on_sale {
+            self.press(store, block.emission, block.block).await?.prover().await?;
+        }
+        Ok(())
     }
 
     async fn press(&self, store: &dyn Store, emission: u32, block: u32) -> Result<Arc<Press>, ApiError> {
@@ -107,7 +152,7 @@ impl Printer {
         }
         let record = store.block(emission, block).await?;
         let design = self.design(store, &record.design_hash, record.scheme).await?;
-        let press = Arc::new(Press { seed: record.seed, design });
+        let press = Arc::new(Press { emission, block, seed: record.seed, root: record.root, design, prover: tokio::sync::OnceCell::new() });
         write(&self.presses).insert((emission, block), press.clone());
         Ok(press)
     }

@@ -10,7 +10,7 @@ use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::openapi::{AnyRequestRefusals, SessionRefusals, TicketRefusals};
 use super::store::{SaleRequest, TicketRecord};
 use super::{AppState, now};
-use crate::api::{TicketAndBalance, TicketState, TicketView};
+use crate::api::{InclusionProof, TicketAndBalance, TicketState, TicketView};
 use crate::money::Cents;
 use crate::payload::Jwks;
 use crate::play::Mode;
@@ -130,6 +130,18 @@ pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q):
 pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.ticket(&player.id, &id).await?;
     Ok(ApiJson(state.view(ticket).await?))
+}
+
+/// `GET /api/tickets/{id}/proof`: the ticket's inclusion proof in its block's committed Merkle tree.
+#[utoipa::path(get, path = "/api/tickets/{id}/proof", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
+    params(("id" = String, Path, description = "The ticket's id")),
+    responses(
+        (status = 200, description = "The sibling hashes from the ticket's leaf up to the root published before the block's first sale", body = InclusionProof),
+        TicketRefusals,
+    ))]
+pub async fn proof(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<InclusionProof>, ApiError> {
+    let ticket = state.store.ticket(&player.id, &id).await?;
+    Ok(ApiJson(state.printer.proof(&*state.store, &ticket).await?))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

@@ -99,6 +99,8 @@ fn prepare(specimen: Specimen, index: u32, key: &LocalKey) -> Prepared {
                 serial: Serial { emission: 0, block: 0, index },
                 zones: specimen.ticket.clone(),
                 lot_cents: specimen.win,
+                salt: None,
+                qa: false,
             };
             let view = TicketView {
                 id: specimen.id.clone(),
