@@ -255,6 +255,35 @@ async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_on
 }
 
 #[wasm_bindgen_test]
+async fn the_browser_checks_a_tickets_proof_against_its_blocks_root_and_refuses_a_tampered_one() {
+    use vegas::api::InclusionProof;
+    use vegas::block::{hex, merkle};
+    use vegas::payload::PayloadError;
+    use vegas::web::inclusion::check;
+    let salt = merkle::salt(&[9; 32], 42);
+    let claims = TicketClaims { salt: Some(hex(&salt)), ..claims_for(Cents::euros(50)) };
+    // A block of 1 000 leaves, this ticket's at its index 42.
+    let mut leaves: Vec<[u8; 32]> = (0..1_000u32).map(|i| merkle::salt(&[1; 32], i)).collect();
+    leaves[42] = merkle::leaf(&mut Vec::new(), Some(&salt), claims.serial, &claims.zones, claims.lot_cents);
+    let root = hex(&merkle::root(leaves.clone()));
+    let path: Vec<String> = merkle::proof(leaves, 42).iter().map(|h| hex(h)).collect();
+    let proof = InclusionProof { index: 42, leaf_count: 1_000, path };
+    assert_eq!(check(&claims, &proof, &root).await, Ok(()), "a genuine proof leads to the root");
+
+    let refused = |result: Result<(), PayloadError>| result == Err(PayloadError::NotCommitted);
+    let mut tampered = proof.clone();
+    tampered.path[3] = hex(&[0xEE; 32]);
+    assert!(refused(check(&claims, &tampered, &root).await), "a tampered sibling");
+    assert!(refused(check(&claims, &proof, &hex(&[0; 32])).await), "another root");
+    assert!(refused(check(&claims, &InclusionProof { index: 43, ..proof.clone() }, &root).await), "another place");
+    assert!(refused(check(&claims, &InclusionProof { leaf_count: 2_000, ..proof.clone() }, &root).await), "another tree");
+    let other_salt = TicketClaims { salt: Some(hex(&merkle::salt(&[9; 32], 43))), ..claims.clone() };
+    assert!(refused(check(&other_salt, &proof, &root).await), "another salt");
+    let other_symbols = TicketClaims { zones: claims_for(Cents::euros(5)).zones, lot_cents: Cents::euros(5), ..claims };
+    assert!(refused(check(&other_symbols, &proof, &root).await), "other symbols");
+}
+
+#[wasm_bindgen_test]
 async fn the_preview_draws_every_specimen_in_the_browser_with_no_server() {
     #[function_component(Page)]
     fn page() -> Html {

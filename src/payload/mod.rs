@@ -178,6 +178,8 @@ pub enum PayloadError {
     InvalidTicket(#[from] InvalidTicket),
     #[error("the ticket is signed for a lot of {signed} but its symbols read {read}")]
     LotMismatch { signed: Cents, read: Cents },
+    #[error("the ticket is not in its block as committed before the sale: its inclusion proof does not lead to the published root")]
+    NotCommitted,
 }
 
 /// Checks a payload against the published keys, then re-reads its lot with the evaluator.

@@ -1,7 +1,7 @@
 //! The ticket server's API, as the game uses it. Every failure becomes an [`ApiFailure`] with a
 //! French message for the player.
 
-pub use crate::api::{Me, TicketAndBalance, TicketView};
+pub use crate::api::{CommittedRoot, InclusionProof, Me, TicketAndBalance, TicketView};
 use crate::payload::Jwks;
 use crate::rules::Zone;
 use crate::json;
@@ -126,6 +126,14 @@ pub async fn guest() -> Result<Me, ApiFailure> {
 
 pub async fn jwks() -> Result<Jwks, ApiFailure> {
     parse(get("/.well-known/jwks.json", "jwks").await?)
+}
+
+pub async fn proof(ticket_id: &str) -> Result<InclusionProof, ApiFailure> {
+    read(Request::get(&format!("/api/tickets/{ticket_id}/proof")).send().await).await
+}
+
+pub async fn committed_root(emission: u32, block: u32) -> Result<CommittedRoot, ApiFailure> {
+    read(Request::get(&format!("/api/blocks/{emission}/{block}")).send().await).await
 }
 
 pub async fn history() -> Result<Vec<TicketView>, ApiFailure> {

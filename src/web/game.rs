@@ -4,7 +4,7 @@
 
 use crate::api::TicketState;
 use crate::money::format_signed_cents;
-use crate::payload::{Jwks, PayloadError, SignedPayload, VerifiedTicket};
+use crate::payload::{Jwks, PayloadError, SignedPayload, TicketClaims, VerifiedTicket};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
 use super::api::{self, ApiFailure, TicketView};
@@ -46,18 +46,51 @@ pub fn game_at(view: &TicketView, verified: VerifiedTicket) -> Game {
     }
 }
 
-/// Opens a ticket; if it is signed with a key this page has not listed (a key rotated since it loaded),
-/// fetches the keys again once and keeps them.
+/// Opens a ticket once it has passed every check: its signature and claims ([`verify`]; with a key
+/// this page has not listed, a key rotated since it loaded, the keys are fetched again once and kept),
+/// then its place in its block as committed before the sale ([`super::inclusion`]).
 async fn open_with_current_keys(dispatch: &Dispatch, view: &TicketView, jwks: &Jwks) -> Result<Game, String> {
-    let refused = match verify(view, jwks).await {
-        Ok(verified) => return Ok(game_at(view, verified)),
-        Err(PayloadError::UnknownKey(kid)) => refusal(&PayloadError::UnknownKey(kid)),
-        Err(other) => return Err(refusal(&other)),
+    let verified = match verify(view, jwks).await {
+        Err(PayloadError::UnknownKey(kid)) => {
+            let fresh = api::jwks().await.map_err(|_| refusal(&PayloadError::UnknownKey(kid)))?;
+            let verified = verify(view, &fresh).await;
+            dispatch.dispatch(Msg::Keys(fresh));
+            verified
+        }
+        checked => checked,
+    }
+    .map_err(|e| refusal(&e))?;
+    // Behind a pointer, so that its state machine is not inlined into this one (it weighs kilobytes).
+    let in_block: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + '_>> = Box::pin(committed(dispatch, view, &verified.claims));
+    in_block.await?;
+    Ok(game_at(view, verified))
+}
+
+thread_local! {
+    /// Each block's published root, fetched once: it never changes. (A page meets a block or two: a
+    /// list is all it needs, and lighter in the download than a hash map.)
+    static COMMITTED_ROOTS: RefCell<Vec<((u32, u32), String)>> = RefCell::default();
+}
+
+/// Fetches the ticket's inclusion proof and its block's root, as often as the network needs, and
+/// checks that the one leads to the other.
+async fn committed(dispatch: &Dispatch, view: &TicketView, claims: &TicketClaims) -> Result<(), String> {
+    let block = (claims.serial.emission, claims.serial.block);
+    let known = COMMITTED_ROOTS.with(|roots| roots.borrow().iter().find(|(b, _)| *b == block).map(|(_, root)| root.clone()));
+    let fetch_root = known.is_none();
+    let root = async {
+        match known {
+            Some(root) => Ok(root),
+            None => until_answered(dispatch, || api::committed_root(block.0, block.1)).await.map(|c| c.root),
+        }
     };
-    let fresh = api::jwks().await.map_err(|_| refused)?;
-    let game = open_ticket(view, &fresh).await;
-    dispatch.dispatch(Msg::Keys(fresh));
-    game
+    let (root, proof) = futures::future::join(root, until_answered(dispatch, || api::proof(&view.id))).await;
+    let (root, proof) = (root.map_err(|e| e.message_fr())?, proof.map_err(|e| e.message_fr())?);
+    dispatch.dispatch(Msg::Synced);
+    if fetch_root {
+        COMMITTED_ROOTS.with(|roots| roots.borrow_mut().push((block, root.clone())));
+    }
+    super::inclusion::check(claims, &proof, &root).await.map_err(|e| refusal(&e))
 }
 
 #[derive(Default, Clone, PartialEq)]

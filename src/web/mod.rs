@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod game;
+pub mod inclusion;
 #[cfg(feature = "preview")]
 pub mod preview;
 pub mod scratch_zone;
