@@ -11,7 +11,7 @@ mod cli {
     use vegas::money::Cents;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
     use vegas::server::store::ledger;
-    use vegas::server::{AppState, Config, Database, blocks, limits, now, printer};
+    use vegas::server::{AppState, Config, Database, blocks, limits, now, printer, qa_deck};
 
     #[derive(Parser)]
     #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
@@ -65,6 +65,10 @@ mod cli {
             /// Client connections held at once (each is a file descriptor).
             #[arg(long, env = "VEGAS_MAX_CONNECTIONS", default_value_t = 4096)]
             max_connections: usize,
+            /// QA: sell first the test tickets this file lists, in its order (one lot in euros or one
+            /// design pattern name per line; see README, « QA decks »). Only with --demo.
+            #[arg(long, env = "VEGAS_QA_DECK")]
+            qa_deck: Option<PathBuf>,
         },
         /// Emissions of blocks.
         Emission {
@@ -176,7 +180,12 @@ mod cli {
     async fn execute(cli: Cli) -> Result<(), String> {
         let database = Database::choose(cli.database, cli.data, cli.connections);
         match cli.command {
-            Command::Serve { addr, dist, demo, settle_after, secure_cookie, behind_proxy, auth_burst, auth_per_minute, password_hashes, max_connections } => {
+            Command::Serve { addr, dist, demo, settle_after, secure_cookie, behind_proxy, auth_burst, auth_per_minute, password_hashes, max_connections, qa_deck } => {
+                let qa_deck = match qa_deck {
+                    Some(_) if !demo => return Err("--qa-deck sells test tickets: it needs --demo, and is never allowed with real money".into()),
+                    Some(path) => Some(std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?),
+                    None => None,
+                };
                 let embedded = matches!(database, Database::Sqlite(_));
                 let defaults = Config::new(database, dist);
                 let config = Config {
@@ -195,6 +204,9 @@ mod cli {
                 if demo && embedded && state.store.blocks().await.map_err(|e| e.to_string())?.is_empty() {
                     tracing::info!("no block yet: making a first emission of one block");
                     blocks::create_emission(&*state.store, DEFAULT_DESIGN_TOML, 1).await?;
+                }
+                if let Some(deck) = qa_deck {
+                    qa_deck::install(&state, &deck).await.map_err(|e| format!("--qa-deck: {e}"))?;
                 }
                 vegas::server::serve(state, addr).await
             }

@@ -73,6 +73,10 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     let refused = vegas_refused(&data, &["wallet", "credit", "--player", "nobody", "--amount", "8", "--reason", "typo"]);
     assert!(refused.contains("no player"), "{refused}");
     vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "-3", "--reason", "negative"]);
+    let deck = data.join("deck.txt");
+    std::fs::write(&deck, "40000\n").unwrap();
+    let refused = vegas_refused(&data, &["serve", "--qa-deck", deck.to_str().unwrap()]);
+    assert!(refused.contains("needs --demo"), "a real-money server sells no test ticket: {refused}");
     let id = body["ticket"]["id"].as_str().unwrap().to_owned();
     let (status, body) = send(http.post(format!("{base}/api/tickets/{id}/complete")).bearer_auth(&token)).await;
     assert_eq!(status, StatusCode::OK, "{body}");

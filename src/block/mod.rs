@@ -14,7 +14,7 @@
 pub mod merkle;
 pub mod published;
 
-use crate::composer::{ComposeError, Design, compose, fisher_yates};
+use crate::composer::{ComposeError, Design, compose, compose_pattern, fisher_yates};
 use crate::money::Cents;
 use crate::payload::Serial;
 use crate::rules::prize_table::{BLOCK_SIZE, LOSERS_PER_BLOCK, PRIZE_TABLE};
@@ -66,6 +66,14 @@ pub fn lot_of(code: LotCode) -> Cents {
     code.checked_sub(1).map_or(Cents::ZERO, |k| PRIZE_TABLE[usize::from(k)].lot)
 }
 
+/// The code of a lot: `None` for an amount the prize table does not have (0 € has code 0).
+pub fn lot_code(lot: Cents) -> Option<LotCode> {
+    if lot.is_zero() {
+        return Some(0);
+    }
+    PRIZE_TABLE.iter().position(|t| t.lot == lot).map(|k| k as LotCode + 1)
+}
+
 /// The block's lots, in sale order.
 pub fn shuffled_lots(seed: &Seed) -> Vec<LotCode> {
     let mut lots = Vec::with_capacity(BLOCK_SIZE as usize);
@@ -79,11 +87,37 @@ pub fn shuffled_lots(seed: &Seed) -> Vec<LotCode> {
     lots
 }
 
+/// What one ticket prints: its lot, whose pattern the design draws by weight; or, in a QA deck, one
+/// pattern of the design, named by QA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    Lot(Cents),
+    /// An index into [`Design::patterns`].
+    Pattern(usize),
+}
+
+impl Entry {
+    pub fn lot(self, design: &Design) -> Cents {
+        match self {
+            Entry::Lot(lot) => lot,
+            Entry::Pattern(i) => design.patterns().get(i).map_or(Cents::ZERO, |p| p.lot),
+        }
+    }
+}
+
 /// The symbols of ticket `index`, whose lot the shuffle fixed.
 pub fn compose_ticket(design: &Design, seed: &Seed, index: u32, lot: Cents) -> Result<Ticket, ComposeError> {
+    compose_entry(design, seed, index, Entry::Lot(lot))
+}
+
+/// The symbols of ticket `index`, printing `entry`.
+pub fn compose_entry(design: &Design, seed: &Seed, index: u32, entry: Entry) -> Result<Ticket, ComposeError> {
     let mut rng = ChaCha20Rng::from_seed(*seed);
     rng.set_stream(u64::from(index));
-    compose(design, lot, &mut rng)
+    match entry {
+        Entry::Lot(lot) => compose(design, lot, &mut rng),
+        Entry::Pattern(i) => design.patterns().get(i).map(|p| compose_pattern(design, p, &mut rng)).ok_or(ComposeError::NoSuchPattern(i)),
+    }
 }
 
 /// A made block: what the server keeps to sell it.
@@ -145,9 +179,9 @@ impl Block {
 }
 
 /// Composes ticket `index`, checks that the evaluator reads its lot off its symbols, and hashes its leaf.
-fn checked_leaf(buffer: &mut Vec<u8>, design: &Design, seed: &Seed, serial: Serial, assigned: Cents) -> Result<Hash, BlockError> {
-    let index = serial.index;
-    let ticket = compose_ticket(design, seed, index, assigned).map_err(|error| BlockError::Compose { index, lot: assigned, error })?;
+fn checked_leaf(buffer: &mut Vec<u8>, design: &Design, seed: &Seed, serial: Serial, entry: Entry) -> Result<Hash, BlockError> {
+    let (index, assigned) = (serial.index, entry.lot(design));
+    let ticket = compose_entry(design, seed, index, entry).map_err(|error| BlockError::Compose { index, lot: assigned, error })?;
     let read = ticket.evaluate().map_err(|error| BlockError::Invalid { index, assigned, error })?.lot;
     if read != assigned {
         return Err(BlockError::Disagreement { index, assigned, read });
@@ -156,19 +190,60 @@ fn checked_leaf(buffer: &mut Vec<u8>, design: &Design, seed: &Seed, serial: Seri
     Ok(merkle::leaf(buffer, salt.as_ref(), serial, &ticket, read))
 }
 
+/// A block's tickets: its shuffled lots, or a QA deck.
+#[derive(Debug, Clone)]
+pub enum Entries {
+    Lots(Vec<LotCode>),
+    Deck(std::sync::Arc<Vec<Entry>>),
+}
+
+impl Entries {
+    pub fn len(&self) -> usize {
+        match self {
+            Entries::Lots(lots) => lots.len(),
+            Entries::Deck(deck) => deck.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, index: usize) -> Option<Entry> {
+        match self {
+            Entries::Lots(lots) => lots.get(index).map(|&code| Entry::Lot(lot_of(code))),
+            Entries::Deck(deck) => deck.get(index).copied(),
+        }
+    }
+}
+
 /// Every ticket's leaf, in sale order, from the seed.
-fn leaves(design: &Design, emission: u32, block: u32, seed: &Seed, lots: &[LotCode]) -> Result<Vec<Hash>, BlockError> {
-    let leaf = |buffer: &mut Vec<u8>, (i, &code): (usize, &LotCode)| checked_leaf(buffer, design, seed, Serial { emission, block, index: i as u32 }, lot_of(code));
+fn leaves(design: &Design, emission: u32, block: u32, seed: &Seed, entries: &Entries) -> Result<Vec<Hash>, BlockError> {
+    leaves_of(design, emission, block, seed, entries.len(), |i| entries.get(i))
+}
+
+fn leaves_of(
+    design: &Design,
+    emission: u32,
+    block: u32,
+    seed: &Seed,
+    count: usize,
+    entry_at: impl Fn(usize) -> Option<Entry> + Sync,
+) -> Result<Vec<Hash>, BlockError> {
+    let leaf = |buffer: &mut Vec<u8>, i: usize| {
+        let entry = entry_at(i).ok_or(BlockError::NoTicket(i as u32))?;
+        checked_leaf(buffer, design, seed, Serial { emission, block, index: i as u32 }, entry)
+    };
     // The browser (the « Vérifier » page) has one thread; the server spreads a block over its cores.
     #[cfg(not(target_arch = "wasm32"))]
-    return lots.par_iter().enumerate().map_init(Vec::new, leaf).collect();
+    return (0..count).into_par_iter().map_init(Vec::new, leaf).collect();
     #[cfg(target_arch = "wasm32")]
-    return lots.iter().enumerate().scan(Vec::new(), |buffer, item| Some(leaf(buffer, item))).collect();
+    return (0..count).scan(Vec::new(), |buffer, i| Some(leaf(buffer, i))).collect();
 }
 
 fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<(Block, BTreeMap<Cents, u32>), BlockError> {
     let lots = shuffled_lots(seed);
-    let root = merkle::root(leaves(design, emission, block, seed, &lots)?);
+    let root = merkle::root(leaves_of(design, emission, block, seed, lots.len(), |i| lots.get(i).map(|&code| Entry::Lot(lot_of(code))))?);
     // Every leaf was checked against its lot, so the lots are what the evaluator read.
     let mut counts = BTreeMap::new();
     for &code in &lots {
@@ -183,16 +258,15 @@ pub struct Prover {
     emission: u32,
     block: u32,
     seed: Seed,
-    lots: Vec<LotCode>,
+    entries: Entries,
     tree: merkle::Tree,
 }
 
 impl Prover {
     /// Seconds of work for a whole block: run it off the async executor.
-    pub fn new(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Prover, BlockError> {
-        let lots = shuffled_lots(seed);
-        let tree = merkle::Tree::new(leaves(design, emission, block, seed, &lots)?);
-        Ok(Prover { emission, block, seed: *seed, lots, tree })
+    pub fn new(design: &Design, emission: u32, block: u32, seed: &Seed, entries: Entries) -> Result<Prover, BlockError> {
+        let tree = merkle::Tree::new(leaves(design, emission, block, seed, &entries)?);
+        Ok(Prover { emission, block, seed: *seed, entries, tree })
     }
 
     pub fn root(&self) -> Hash {
@@ -215,7 +289,8 @@ impl Prover {
             range
                 .map(|i| {
                     let serial = Serial { emission, block, index: i as u32 };
-                    checked_leaf(&mut buffer, design, &self.seed, serial, lot_of(self.lots[i])).unwrap_or_else(|e| {
+                    let entry = self.entries.get(i).ok_or(BlockError::NoTicket(i as u32));
+                    entry.and_then(|entry| checked_leaf(&mut buffer, design, &self.seed, serial, entry)).unwrap_or_else(|e| {
                         failure = Some(e);
                         [0; 32]
                     })

@@ -23,6 +23,8 @@ use rand::Rng;
 pub enum ComposeError {
     #[error("the design has no pattern for a lot of {0}")]
     NoPattern(Cents),
+    #[error("the design has no pattern number {0}")]
+    NoSuchPattern(usize),
 }
 
 /// Fisher–Yates, drawing `u32` indexes so the result is the same on every platform.

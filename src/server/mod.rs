@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod blocks;
+pub mod qa_deck;
 pub mod error;
 pub mod limits;
 pub mod names;

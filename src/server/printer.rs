@@ -13,7 +13,7 @@
 use super::error::ApiError;
 use super::store::{SigningKeyRecord, Store, StoreError, TicketRecord};
 use crate::api::InclusionProof;
-use crate::block::{Hash, Prover, Scheme, Seed, compose_ticket, hex, merkle};
+use crate::block::{Entries, Entry, Hash, Prover, Scheme, Seed, compose_entry, hex, merkle, shuffled_lots};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, TicketClaims, TicketSigner};
 use std::collections::HashMap;
@@ -58,6 +58,8 @@ struct Press {
     seed: Seed,
     root: Hash,
     design: Arc<Design>,
+    /// A QA deck's tickets, for its block (see `qa_deck`); `None` for every real block.
+    deck: Option<Arc<Vec<Entry>>>,
     /// Built on the first proof asked of the block (seconds of work), then kept: about 14 MB.
     prover: tokio::sync::OnceCell<Arc<Prover>>,
 }
@@ -66,7 +68,11 @@ impl Press {
     async fn prover(&self) -> Result<Arc<Prover>, ApiError> {
         let prover = self.prover.get_or_try_init(|| async {
             let (design, seed, emission, block) = (self.design.clone(), self.seed, self.emission, self.block);
-            let made = tokio::task::spawn_blocking(move || Prover::new(&design, emission, block, &seed)).await;
+            let entries = match &self.deck {
+                Some(deck) => Entries::Deck(deck.clone()),
+                None => Entries::Lots(shuffled_lots(&seed)),
+            };
+            let made = tokio::task::spawn_blocking(move || Prover::new(&design, emission, block, &seed, entries)).await;
             match made {
                 Ok(Ok(prover)) if prover.root() == self.root => Ok(Arc::new(prover)),
                 Ok(Ok(prover)) => Err(ApiError::Internal(format!(
@@ -86,6 +92,7 @@ pub struct Printer {
     keys: RwLock<Keyring>,
     presses: RwLock<HashMap<(u32, u32), Arc<Press>>>,
     designs: RwLock<HashMap<(Hash, Scheme), Arc<Design>>>,
+    qa_deck: RwLock<Option<((u32, u32), Arc<Vec<Entry>>)>>,
 }
 
 impl Printer {
@@ -95,7 +102,7 @@ impl Printer {
             store.add_signing_key(first_key.unwrap_or_else(|| new_signing_key(now))).await?;
         }
         let keys = Keyring::of(&store.signing_keys().await?, now)?;
-        Ok(Printer { keys: RwLock::new(keys), presses: RwLock::default(), designs: RwLock::default() })
+        Ok(Printer { keys: RwLock::new(keys), presses: RwLock::default(), designs: RwLock::default(), qa_deck: RwLock::default() })
     }
 
     /// Re-reads the signing keys (a rotation made by another instance or the CLI).
@@ -112,7 +119,8 @@ impl Printer {
     /// The signed payload of a sold ticket.
     pub async fn payload(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<String, ApiError> {
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
-        let zones = compose_ticket(&press.design, &press.seed, ticket.serial.index, ticket.lot)
+        let entry = press.deck.as_ref().and_then(|deck| deck.get(ticket.serial.index as usize).copied()).unwrap_or(Entry::Lot(ticket.lot));
+        let zones = compose_entry(&press.design, &press.seed, ticket.serial.index, entry)
             .map_err(|e| ApiError::Internal(format!("block {}: its design cannot print its lot: {e}", ticket.serial)))?;
         let claims = TicketClaims {
             v: FORMAT_VERSION,
@@ -123,10 +131,15 @@ impl Printer {
             zones,
             lot_cents: ticket.lot,
             salt: (press.design.scheme >= Scheme::V2).then(|| hex(&merkle::salt(&press.seed, ticket.serial.index))),
-            qa: false,
+            qa: press.deck.is_some(),
         };
         let signer = read(&self.keys).signer.clone();
         Ok(signer.sign(&claims))
+    }
+
+    /// Prints the tickets of block (`emission`, `block`) from a QA deck, as test tickets.
+    pub fn print_qa_deck(&self, emission: u32, block: u32, deck: Arc<Vec<Entry>>) {
+        *write(&self.qa_deck) = Some(((emission, block), deck));
     }
 
     /// A sold ticket's inclusion proof in its block's committed tree.
@@ -152,7 +165,8 @@ impl Printer {
         }
         let record = store.block(emission, block).await?;
         let design = self.design(store, &record.design_hash, record.scheme).await?;
-        let press = Arc::new(Press { emission, block, seed: record.seed, root: record.root, design, prover: tokio::sync::OnceCell::new() });
+        let deck = read(&self.qa_deck).as_ref().filter(|(at, _)| *at == (emission, block)).map(|(_, deck)| deck.clone());
+        let press = Arc::new(Press { emission, block, seed: record.seed, root: record.root, design, deck, prover: tokio::sync::OnceCell::new() });
         write(&self.presses).insert((emission, block), press.clone());
         Ok(press)
     }

@@ -60,6 +60,9 @@ async fn open_with_current_keys(dispatch: &Dispatch, view: &TicketView, jwks: &J
         checked => checked,
     }
     .map_err(|e| refusal(&e))?;
+    if verified.claims.qa && REAL_MONEY.get() {
+        return Err("Ticket refusé : c'est un ticket de test (QA), et ce serveur joue en argent réel.".into());
+    }
     // Behind a pointer, so that its state machine is not inlined into this one (it weighs kilobytes).
     let in_block: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + '_>> = Box::pin(committed(dispatch, view, &verified.claims));
     in_block.await?;
@@ -67,6 +70,10 @@ async fn open_with_current_keys(dispatch: &Dispatch, view: &TicketView, jwks: &J
 }
 
 thread_local! {
+    /// Whether the server plays for real money (from `/api/me`, once signed in): its pages refuse QA
+    /// decks' test tickets. A page talks to one server, whose mode does not change; until it is known,
+    /// the page assumes real money.
+    static REAL_MONEY: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
     /// Each block's published root, fetched once: it never changes. (A page meets a block or two: a
     /// list is all it needs, and lighter in the download than a hash map.)
     static COMMITTED_ROOTS: RefCell<Vec<((u32, u32), String)>> = RefCell::default();
@@ -303,6 +310,7 @@ async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
         (Ok(me), Ok(jwks)) => (me, jwks),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
+    REAL_MONEY.set(!me.demo);
     dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, jwks: jwks.clone() });
     if let Some(purchase) = PendingPurchase::stored() {
         purchase.begin(&dispatch, &pending);
