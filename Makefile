@@ -17,12 +17,14 @@ tools:
 	@command -v brotli >/dev/null || (apt-get update && apt-get install -y brotli)
 	@python3 -c "import ensurepip" 2>/dev/null || (apt-get update && apt-get install -y python3-venv)
 	@command -v curl >/dev/null || (apt-get update && apt-get install -y curl)
+	@command -v sqlite3 >/dev/null || (apt-get update && apt-get install -y sqlite3)
 
 # The game in dist/, then the designers' preview in dist/preview/ (Trunk empties dist/ first).
 dist: tools
 	cargo fetch --locked
 	trunk build --release
 	trunk build preview.html --release --dist dist/preview --public-url /preview/
+	trunk build verify.html --release --dist dist/verifier --public-url /verifier/
 
 run: dist
 	cargo run --release --locked -- serve --demo

@@ -161,8 +161,7 @@ pub struct AuditReport {
 impl Block {
     /// Shuffles, composes, evaluates and commits a whole block.
     pub fn make(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Block, BlockError> {
-        let (made, _) = build(design, emission, block, seed)?;
-        Ok(made)
+        build(design, emission, block, seed)
     }
 
     pub fn commitment(&self) -> Commitment {
@@ -219,15 +218,16 @@ impl Entries {
 
 /// Every ticket's leaf, in sale order, from the seed.
 fn leaves(design: &Design, emission: u32, block: u32, seed: &Seed, entries: &Entries) -> Result<Vec<Hash>, BlockError> {
-    leaves_of(design, emission, block, seed, entries.len(), |i| entries.get(i))
+    leaves_of(design, emission, block, seed, 0..entries.len(), |i| entries.get(i))
 }
 
+/// The leaves of the tickets in `range`.
 fn leaves_of(
     design: &Design,
     emission: u32,
     block: u32,
     seed: &Seed,
-    count: usize,
+    range: std::ops::Range<usize>,
     entry_at: impl Fn(usize) -> Option<Entry> + Sync,
 ) -> Result<Vec<Hash>, BlockError> {
     let leaf = |buffer: &mut Vec<u8>, i: usize| {
@@ -236,20 +236,19 @@ fn leaves_of(
     };
     // The browser (the « Vérifier » page) has one thread; the server spreads a block over its cores.
     #[cfg(not(target_arch = "wasm32"))]
-    return (0..count).into_par_iter().map_init(Vec::new, leaf).collect();
+    return range.into_par_iter().map_init(Vec::new, leaf).collect();
     #[cfg(target_arch = "wasm32")]
-    return (0..count).scan(Vec::new(), |buffer, i| Some(leaf(buffer, i))).collect();
+    return range.scan(Vec::new(), |buffer, i| Some(leaf(buffer, i))).collect();
 }
 
-fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<(Block, BTreeMap<Cents, u32>), BlockError> {
+fn lot_leaves(design: &Design, emission: u32, block: u32, seed: &Seed, lots: &[LotCode], range: std::ops::Range<usize>) -> Result<Vec<Hash>, BlockError> {
+    leaves_of(design, emission, block, seed, range, |i| lots.get(i).map(|&code| Entry::Lot(lot_of(code))))
+}
+
+fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Block, BlockError> {
     let lots = shuffled_lots(seed);
-    let root = merkle::root(leaves_of(design, emission, block, seed, lots.len(), |i| lots.get(i).map(|&code| Entry::Lot(lot_of(code))))?);
-    // Every leaf was checked against its lot, so the lots are what the evaluator read.
-    let mut counts = BTreeMap::new();
-    for &code in &lots {
-        *counts.entry(lot_of(code)).or_insert(0u32) += 1;
-    }
-    Ok((Block { emission, block, lots, root, design_hash: design.hash }, counts))
+    let root = merkle::root(lot_leaves(design, emission, block, seed, &lots, 0..lots.len())?);
+    Ok(Block { emission, block, lots, root, design_hash: design.hash })
 }
 
 /// What proves a block's tickets to their buyers: its tree (kept from [`merkle::KEPT_LEVEL`] up) and
@@ -304,22 +303,60 @@ impl Prover {
 /// Recomputes a block from its seed and checks everything: the prize table exactly, every ticket valid,
 /// composer and evaluator agreeing on every ticket, and the committed root.
 pub fn audit(design: &Design, emission: u32, block: u32, seed: &Seed, committed: &Commitment) -> Result<AuditReport, BlockError> {
-    if design.hash != committed.design_hash {
-        return Err(BlockError::Design { committed: hex(&committed.design_hash), given: hex(&design.hash) });
-    }
-    let (made, counts) = build(design, emission, block, seed)?;
-    let expected = PRIZE_TABLE.iter().map(|t| (t.lot, t.count)).chain([(Cents::ZERO, LOSERS_PER_BLOCK)]);
-    for (lot, expected) in expected {
-        let found = counts.get(&lot).copied().unwrap_or(0);
-        if found != expected {
-            return Err(BlockError::PrizeTable { lot, expected, found });
+    let audit = Audit::start(design, emission, block, seed, committed)?;
+    let leaves = audit.leaves(0..audit.tickets())?;
+    audit.conclude(leaves)
+}
+
+/// [`audit`] in steps, for a page that must stay responsive while a whole block is recomputed: the
+/// leaves a range at a time, then the conclusion.
+pub struct Audit<'a> {
+    design: &'a Design,
+    emission: u32,
+    block: u32,
+    seed: Seed,
+    lots: Vec<LotCode>,
+    committed: Commitment,
+}
+
+impl<'a> Audit<'a> {
+    pub fn start(design: &'a Design, emission: u32, block: u32, seed: &Seed, committed: &Commitment) -> Result<Audit<'a>, BlockError> {
+        if design.hash != committed.design_hash {
+            return Err(BlockError::Design { committed: hex(&committed.design_hash), given: hex(&design.hash) });
         }
+        Ok(Audit { design, emission, block, seed: *seed, lots: shuffled_lots(seed), committed: committed.clone() })
     }
-    if made.root != committed.root {
-        return Err(BlockError::Root { committed: hex(&committed.root), found: hex(&made.root) });
+
+    pub fn tickets(&self) -> usize {
+        self.lots.len()
     }
-    let total_payout = counts.iter().map(|(&lot, &n)| Cents(lot.0 * u64::from(n))).sum();
-    Ok(AuditReport { tickets: made.lots.len() as u32, counts, total_payout, root: made.root })
+
+    /// The leaves of the tickets in `range`, each ticket checked against its lot.
+    pub fn leaves(&self, range: std::ops::Range<usize>) -> Result<Vec<Hash>, BlockError> {
+        lot_leaves(self.design, self.emission, self.block, &self.seed, &self.lots, range)
+    }
+
+    /// Given every leaf: the prize table and the root checked.
+    pub fn conclude(self, leaves: Vec<Hash>) -> Result<AuditReport, BlockError> {
+        // Every leaf was checked against its lot, so the lots are what the evaluator read.
+        let mut counts = BTreeMap::new();
+        for &code in &self.lots {
+            *counts.entry(lot_of(code)).or_insert(0u32) += 1;
+        }
+        let expected = PRIZE_TABLE.iter().map(|t| (t.lot, t.count)).chain([(Cents::ZERO, LOSERS_PER_BLOCK)]);
+        for (lot, expected) in expected {
+            let found = counts.get(&lot).copied().unwrap_or(0);
+            if found != expected {
+                return Err(BlockError::PrizeTable { lot, expected, found });
+            }
+        }
+        let root = merkle::root(leaves);
+        if root != self.committed.root {
+            return Err(BlockError::Root { committed: hex(&self.committed.root), found: hex(&root) });
+        }
+        let total_payout = counts.iter().map(|(&lot, &n)| Cents(lot.0 * u64::from(n))).sum();
+        Ok(AuditReport { tickets: self.lots.len() as u32, counts, total_payout, root })
+    }
 }
 
 /// What is published about a block before its first sale.

@@ -3,7 +3,7 @@
 //! block are recomputed from the seed and the design, and must give the committed root and the
 //! regulation's prize table. `vegas verify` and the « Vérifier » page run this.
 
-use super::{AuditReport, BlockError, Commitment, Hash, Scheme, Seed, audit, compose_ticket, from_hex, lot_of, merkle, shuffled_lots};
+use super::{Audit, AuditReport, BlockError, Commitment, Hash, Scheme, Seed, audit, compose_ticket, from_hex, lot_of, merkle, shuffled_lots};
 use crate::composer::{Design, DesignError};
 use crate::money::Cents;
 use crate::payload::Serial;
@@ -98,5 +98,14 @@ impl ClosedBlock {
     /// committed one.
     pub fn audit(&self) -> Result<AuditReport, VerifyError> {
         Ok(audit(&self.design, self.emission, self.block, &self.seed, &self.commitment)?)
+    }
+
+    /// The same, in steps (see [`Audit`]).
+    pub fn audit_in_steps(&self) -> Result<Audit<'_>, VerifyError> {
+        Ok(Audit::start(&self.design, self.emission, self.block, &self.seed, &self.commitment)?)
+    }
+
+    pub fn commitment(&self) -> &Commitment {
+        &self.commitment
     }
 }

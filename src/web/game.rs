@@ -602,6 +602,7 @@ pub fn app() -> Html {
                     }
                 </div>
                 <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>
+                <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify" title="Recalculer un ticket ou un bloc depuis sa graine publiée">{ "Vérifier" }</a>
             </header>
             <main>
                 <div class="controls">

@@ -3,8 +3,11 @@
 //! - the game (`index.html`): [`game`], the Yew game talking to the ticket server — all that players
 //!   download;
 //! - the designers' preview (`preview.html`, served at `/preview/`, the `preview` feature): every
-//!   surface and ticket of the gallery, composed in the browser with no server. It alone carries the
-//!   composer and the design file's parser.
+//!   surface and ticket of the gallery, composed in the browser with no server;
+//! - the « Vérifier » page (`verify.html`, served at `/verifier/`, the `verify` feature): a ticket and
+//!   a whole closed block recomputed from the published seed ([`verify`]).
+//!
+//! Only these two carry the composer and the design file's parser.
 //!
 //! And what both use:
 //! - [`ticket`]: the ticket card and the artwork of every symbol, shared by both.
@@ -20,6 +23,8 @@ pub mod game;
 pub mod inclusion;
 #[cfg(feature = "preview")]
 pub mod preview;
+#[cfg(feature = "verify")]
+pub mod verify;
 pub mod scratch_zone;
 pub mod signature;
 pub mod ticket;
@@ -28,7 +33,11 @@ pub mod ticket;
 #[cfg(feature = "preview")]
 pub use preview::start;
 
-#[cfg(not(feature = "preview"))]
+/// Starts the build's app: the « Vérifier » page in its build.
+#[cfg(all(feature = "verify", not(feature = "preview")))]
+pub use verify::start;
+
+#[cfg(not(any(feature = "preview", feature = "verify")))]
 pub fn start() {
     yew::Renderer::<game::App>::new().render();
 }

@@ -138,5 +138,5 @@ try {
   await pointerMoveTimes(server.base, browser);
 } finally {
   await browser.close();
-  server.stop();
+  await server.stop();
 }

@@ -20,7 +20,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  instances.forEach(i => i.stop());
+  await Promise.all(instances.map(i => i.stop()));
 });
 
 test('a ticket sold through one instance is verified and drawn by another', { skip }, async () => {

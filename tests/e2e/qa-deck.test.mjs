@@ -21,7 +21,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.stop();
+  await server?.stop();
   rmSync(deckDir, { recursive: true, force: true });
 });
 

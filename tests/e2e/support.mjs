@@ -59,10 +59,10 @@ export const vegasBinary = join(root, 'target', 'release', 'vegas');
  * The real ticket server (release build) serving dist/, on a fresh data directory (a first start makes
  * one block of 1 500 000 tickets, so it waits for /healthz), or on the PostgreSQL `database` when given.
  * `instance` picks another port, for several instances at once; `args` are more options of `serve`
- * (e.g. `--qa-deck FILE`). Resolves to { base, stop }.
+ * (e.g. `--qa-deck FILE`); `dataDir` serves an existing data directory, which `stop({ keep: true })`
+ * leaves for the next server. Resolves to { base, dataDir, stop }.
  */
-export async function startTicketServer({ database, instance = 0, args = [] } = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-'));
+export async function startTicketServer({ database, instance = 0, args = [], dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-')) } = {}) {
   const port = 18000 + (process.pid % 1000) * 3 + instance;
   const base = `http://127.0.0.1:${port}`;
   const store = database ? ['--database', database] : ['--data', dataDir];
@@ -70,12 +70,14 @@ export async function startTicketServer({ database, instance = 0, args = [] } = 
   const limits = ['--auth-burst', '10000', '--auth-per-minute', '10000'];
   const server = spawn(vegasBinary, [...store, 'serve', '--demo', ...limits, '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist'), ...args],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
-  const stop = () => {
+  const exited = new Promise(resolve => server.once('exit', resolve));
+  const stop = async ({ keep = false } = {}) => {
     server.kill();
-    rmSync(dataDir, { recursive: true, force: true });
+    await exited;
+    if (!keep) rmSync(dataDir, { recursive: true, force: true });
   };
   for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${base}/healthz`)).ok) return { base, stop }; } catch { /* not up yet */ }
+    try { if ((await fetch(`${base}/healthz`)).ok) return { base, dataDir, stop }; } catch { /* not up yet */ }
     await new Promise(r => setTimeout(r, 100));
   }
   stop();

@@ -16,7 +16,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.stop();
+  await server?.stop();
 });
 
 async function newPlayer(options = {}) {

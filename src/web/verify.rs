@@ -1,0 +1,192 @@
+//! The « Vérifier » page (`verify.html`, at `/verifier/`, the `verify` feature): what any player can
+//! check in their own browser, trusting nothing the server computes. It reads a block's published
+//! document (`/api/blocks/{e}/{b}`); once the block is closed and its seed out, it recomputes a ticket
+//! from the seed and draws it uncovered, then every ticket of the block, its prize table and its root
+//! ([`crate::block::published`], the same code as `vegas verify`). A few seconds of work: done in
+//! slices, with the progress shown, so the page stays responsive.
+//!
+//! `#e=1&b=1&t=42` in the address fills the form and starts at once (the game links a ticket so).
+
+use super::ticket::TicketCard;
+use crate::block::published::{ClosedBlock, PublishedBlock};
+use crate::block::{AuditReport, hex};
+use crate::play::{Game, Mode};
+use crate::rules::Zone;
+use std::rc::Rc;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+/// Tickets recomputed between two breaths of the page.
+const SLICE: usize = 25_000;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Status {
+    Idle,
+    Reading,
+    /// The block is still on sale: nothing to recompute yet.
+    Open { root: String },
+    Progress { done: usize, of: usize },
+    Verified(Rc<AuditReport>),
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Request {
+    emission: u32,
+    block: u32,
+    ticket: Option<u32>,
+}
+
+impl Request {
+    /// From `#e=1&b=1&t=42`.
+    fn from_hash() -> Option<Request> {
+        let hash = web_sys::window()?.location().hash().ok()?;
+        let field = |name: &str| hash.trim_start_matches('#').split('&').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse().ok());
+        Some(Request { emission: field("e")?, block: field("b")?, ticket: field("t") })
+    }
+}
+
+pub fn start() {
+    yew::Renderer::<VerifyPage>::new().render();
+}
+
+#[function_component(VerifyPage)]
+fn verify_page() -> Html {
+    let asked = use_memo((), |_| Request::from_hash());
+    let status = use_state(|| Status::Idle);
+    let ticket = use_state(|| None::<Rc<Game>>);
+    let (emission, block, index) = (use_node_ref(), use_node_ref(), use_node_ref());
+
+    let run = {
+        let (status, ticket) = (status.clone(), ticket.clone());
+        Callback::from(move |request: Request| {
+            let (status, ticket) = (status.clone(), ticket.clone());
+            ticket.set(None);
+            status.set(Status::Reading);
+            yew::platform::spawn_local(async move {
+                if let Err(e) = verify(request, &status, &ticket).await {
+                    status.set(Status::Failed(e));
+                }
+            });
+        })
+    };
+    {
+        let run = run.clone();
+        use_effect_with(*asked, move |asked| {
+            if let Some(request) = asked {
+                run.emit(*request);
+            }
+        });
+    }
+    let on_submit = {
+        let (emission, block, index) = (emission.clone(), block.clone(), index.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let value = |input: &NodeRef| input.cast::<HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
+            let (Ok(emission), Ok(block)) = (value(&emission).trim().parse(), value(&block).trim().parse()) else { return };
+            let ticket = value(&index).trim().parse().ok();
+            run.emit(Request { emission, block, ticket });
+        })
+    };
+    let asked = asked.unwrap_or(Request { emission: 1, block: 1, ticket: None });
+    let busy = matches!(*status, Status::Reading | Status::Progress { .. });
+
+    html! {
+        <div class="app verify-page">
+            <header class="topbar">
+                <h1 class="logo">{ "Vegas" }<small>{ "vérifier un bloc" }</small></h1>
+                <a class="link" href="/">{ "Retour au jeu" }</a>
+            </header>
+            <section class="verify-intro">
+                <p>{ "Avant sa première vente, chaque bloc de 1 500 000 tickets publie son engagement : une empreinte (racine de Merkle) de tous ses tickets. Le jeu vérifie chaque ticket acheté contre elle avant de l'afficher." }</p>
+                <p>{ "Une fois le bloc vendu, sa graine est publiée : cette page recalcule alors, dans votre navigateur, n'importe quel ticket, puis le bloc entier, sa table des gains et son empreinte." }</p>
+            </section>
+            <form class="verify-form" onsubmit={on_submit} data-testid="verify-form">
+                <label>{ "Émission" }<input ref={emission} type="number" min="0" required=true value={asked.emission.to_string()} data-testid="verify-emission" /></label>
+                <label>{ "Bloc" }<input ref={block} type="number" min="1" required=true value={asked.block.to_string()} data-testid="verify-block" /></label>
+                <label>{ "Ticket n° (facultatif)" }<input ref={index} type="number" min="0" value={asked.ticket.map(|t| t.to_string()).unwrap_or_default()} data-testid="verify-ticket" /></label>
+                <button class="play jouez" type="submit" disabled={busy} data-testid="verify-run">{ "Vérifier" }</button>
+            </form>
+            <p class="verify-status" role="status" aria-live="polite" data-testid="verify-status">{ status_text(&status) }</p>
+            if let Status::Verified(report) = &*status { { prize_lines(report) } }
+            if let Some(game) = &*ticket {
+                <TicketCard game={(**game).clone()} on_reveal={Callback::noop()} on_choose={Callback::noop()} />
+            }
+            <footer data-testid="responsible-gaming">{ crate::api::RESPONSIBLE_GAMING }</footer>
+        </div>
+    }
+}
+
+fn status_text(status: &Status) -> String {
+    match status {
+        Status::Idle => String::new(),
+        Status::Reading => "Lecture du bloc publié…".into(),
+        Status::Open { root } => format!("Ce bloc est encore en vente : sa graine sera publiée à sa clôture. Son empreinte publiée : {root}."),
+        Status::Progress { done, of } => {
+            format!("Recalcul du bloc depuis sa graine : {} % ({} tickets sur {})…", done * 100 / of.max(&1), group(*done), group(*of))
+        }
+        Status::Verified(report) => format!(
+            "Bloc vérifié : {} tickets recalculés depuis la graine, table des gains conforme au règlement, empreinte identique à l'engagement ({}).",
+            group(report.tickets as usize),
+            hex(&report.root)
+        ),
+        Status::Failed(why) => format!("Échec de la vérification : {why}"),
+    }
+}
+
+fn group(n: usize) -> String {
+    crate::money::group_thousands(n as u64)
+}
+
+fn prize_lines(report: &AuditReport) -> Html {
+    html! {
+        <table class="verify-prizes" data-testid="verify-prizes">
+            <thead><tr><th>{ "Gain" }</th><th>{ "Tickets" }</th></tr></thead>
+            <tbody>
+                { for report.counts.iter().rev().map(|(lot, count)| html! { <tr><td>{ lot.to_string() }</td><td>{ group(*count as usize) }</td></tr> }) }
+            </tbody>
+        </table>
+    }
+}
+
+async fn verify(request: Request, status: &UseStateHandle<Status>, ticket: &UseStateHandle<Option<Rc<Game>>>) -> Result<(), String> {
+    let url = format!("/api/blocks/{}/{}", request.emission, request.block);
+    let answer = gloo_net::http::Request::get(&url).send().await.map_err(|e| format!("le serveur ne répond pas ({e})"))?;
+    if answer.status() == 404 {
+        return Err(format!("aucun bloc E{}-B{}", request.emission, request.block));
+    }
+    let text = answer.text().await.map_err(|e| e.to_string())?;
+    let published: PublishedBlock = crate::json::from_str(&text).map_err(|e| format!("le document du bloc est illisible ({e})"))?;
+    if published.seed.is_none() {
+        status.set(Status::Open { root: published.root });
+        return Ok(());
+    }
+    let closed = ClosedBlock::read(&published).map_err(|e| e.to_string())?;
+    if let Some(index) = request.ticket {
+        let recomputed = closed.ticket(index).map_err(|e| e.to_string())?;
+        let outcome = recomputed.ticket.evaluate().map_err(|e| e.to_string())?;
+        ticket.set(Some(Rc::new(Game {
+            ticket_id: String::new(),
+            serial: recomputed.serial.to_string(),
+            mode: Mode::Auto,
+            ticket: recomputed.ticket,
+            outcome,
+            revealed: Zone::ALL.to_vec(),
+            chosen: None,
+            completed: true,
+        })));
+    }
+    let audit = closed.audit_in_steps().map_err(|e| e.to_string())?;
+    let of = audit.tickets();
+    let mut leaves = Vec::with_capacity(of);
+    while leaves.len() < of {
+        status.set(Status::Progress { done: leaves.len(), of });
+        // A breath: the page paints the progress and stays responsive.
+        gloo_timers::future::TimeoutFuture::new(0).await;
+        let next = (leaves.len() + SLICE).min(of);
+        leaves.extend(audit.leaves(leaves.len()..next).map_err(|e| e.to_string())?);
+    }
+    let report = audit.conclude(leaves).map_err(|e| e.to_string())?;
+    status.set(Status::Verified(Rc::new(report)));
+    Ok(())
+}

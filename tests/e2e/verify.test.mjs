@@ -1,0 +1,84 @@
+// The « Vérifier » page: a player recomputes, in the browser, the ticket bought and the whole block it
+// came from, once the block is sold out and its seed published; a tampered commitment fails.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { artifacts, launchBrowser, startTicketServer } from './support.mjs';
+
+let server, browser;
+
+before(async () => {
+  browser = await launchBrowser();
+  server = await startTicketServer();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Sets block E1-B1 one sale short of sold out, which no API does: through the store's file, server stopped. */
+async function almostSoldOut() {
+  await server.stop({ keep: true });
+  const db = join(server.dataDir, 'vegas.sqlite3');
+  execFileSync('sqlite3', [db, 'UPDATE block_sales SET sold = size - 1 WHERE emission = 1 AND block = 1']);
+  // The server insists that its files be the owner's only.
+  for (const file of readdirSync(server.dataDir)) chmodSync(join(server.dataDir, file), 0o600);
+  server = await startTicketServer({ dataDir: server.dataDir });
+}
+
+async function verifyPage(hash) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 1200 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/verifier/${hash}`);
+  return { context, page };
+}
+
+const status = page => page.locator('[data-testid=verify-status]').textContent();
+
+test('an open block keeps its seed: the page says so and shows its published root', async () => {
+  const { context, page } = await verifyPage('#e=1&b=1');
+  await page.waitForFunction(() => /encore en vente/.test(document.querySelector('[data-testid=verify-status]').textContent));
+  const published = await (await fetch(`${server.base}/api/blocks/1/1`)).json();
+  assert.ok((await status(page)).includes(published.root));
+  await context.close();
+});
+
+test('once the block is sold out, the ticket bought and the whole block are recomputed from the seed', async () => {
+  await almostSoldOut();
+  const context = await browser.newContext();
+  const game = await context.newPage();
+  await game.goto(server.base);
+  await game.click('[data-testid=play-auto]');
+  await game.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const [bought] = await game.evaluate(async () => (await fetch('/api/tickets?limit=1')).json());
+  assert.equal(bought.serial, 'E1-B1-1499999');
+  const claims = JSON.parse(Buffer.from(bought.payload.split('.')[1], 'base64url').toString());
+
+  const { page } = await verifyPage('#e=1&b=1&t=1499999');
+  await page.waitForSelector('[data-testid=ticket]');
+  assert.equal(await page.locator('[data-testid=serial]').textContent(), 'N° E1-B1-1499999');
+  const wheel = await page.locator('[data-testid=foil-roulette-wheel]').getAttribute('aria-label');
+  assert.ok(wheel.includes(`numéro ${claims.zones.roulette.wheel}`), `the ticket the seed composes is the one sold: ${wheel}`);
+  await page.waitForFunction(() => /Bloc vérifié/.test(document.querySelector('[data-testid=verify-status]').textContent), null, { timeout: 180_000 });
+  assert.equal(await page.locator('[data-testid=verify-prizes] tbody tr').count(), 10, 'nine lots and the losing tickets');
+  await page.screenshot({ path: join(artifacts, 'verify-block.png'), fullPage: true });
+  await context.close();
+});
+
+test('a commitment that does not match the seed fails the verification', async () => {
+  const { context, page } = await verifyPage('');
+  await page.route('**/api/blocks/1/1', async route => {
+    const response = await route.fetch();
+    const body = await response.json();
+    body.root = body.root.replace(/^./, c => (c === '0' ? '1' : '0'));
+    await route.fulfill({ response, json: body });
+  });
+  await page.fill('[data-testid=verify-ticket]', '');
+  await page.click('[data-testid=verify-run]');
+  await page.waitForFunction(() => /Échec/.test(document.querySelector('[data-testid=verify-status]').textContent), null, { timeout: 180_000 });
+  assert.match(await status(page), /committed root/);
+  await context.close();
+});
