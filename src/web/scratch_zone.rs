@@ -244,10 +244,16 @@ pub fn scratch_zone(props: &Props) -> Html {
             scratch_to(point(&e));
         })
     };
+    // A stroke may start outside the foil (beside it, or in a round foil's corners) and scratch from
+    // where it enters: a pressed pointer arriving over the foil starts scratching there.
     let onpointermove = {
-        let (scratch_to, state) = (scratch_to.clone(), state.clone());
+        let scratch_to = scratch_to.clone();
         Callback::from(move |e: PointerEvent| {
-            if enabled && e.buttons() & 1 == 1 && state.borrow().last.is_some() {
+            if enabled && e.buttons() & 1 == 1 {
+                let target: web_sys::Element = e.target_unchecked_into();
+                if !target.has_pointer_capture(e.pointer_id()) {
+                    let _ = target.set_pointer_capture(e.pointer_id());
+                }
                 scratch_to(point(&e));
             }
         })

@@ -168,7 +168,8 @@ impl Table<'_> {
         });
         html! {
             <section class={classes!("surface", slug.clone(), first.then_some("first"), locked.then_some("locked"))}
-                     data-testid={format!("surface-{slug}")} aria-label={s.name_fr()}>
+                     data-testid={format!("surface-{slug}")} data-locked={locked.to_string()}
+                     aria-label={if locked { format!("{} (verrouillée : finissez d'abord la première surface)", s.name_fr()) } else { s.name_fr().to_owned() }}>
                 <h2>{ s.name_fr() }</h2>
                 { self.zones(s) }
                 { result }

@@ -120,6 +120,28 @@ test('Jouez: choose a surface, scratch it first, then the rest; the win is credi
   await context.close();
 });
 
+test('a stroke started beside a foil scratches it from where it enters; the other surfaces are locked', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-roulette]');
+  assert.equal(await page.getAttribute('[data-testid=surface-poker]', 'data-locked'), 'true', 'a padlock until roulette is done');
+  assert.equal(await page.getAttribute('[data-testid=surface-roulette]', 'data-locked'), 'false');
+  const box = await page.locator('[data-testid=foil-roulette-wheel]').boundingBox();
+  // From 30 px left of the wheel, back and forth across it: each pass enters the foil from outside.
+  await page.mouse.move(box.x - 30, box.y + 4);
+  await page.mouse.down();
+  for (let y = 4; y <= box.height; y += 10) {
+    await page.mouse.move(box.x + box.width + 10, box.y + y, { steps: 6 });
+    await page.mouse.move(box.x - 30, Math.min(box.y + y + 5, box.y + box.height - 1), { steps: 6 });
+  }
+  await page.mouse.up();
+  await page.waitForSelector('[data-testid=zone-roulette-wheel][data-revealed=true]');
+  assert.equal(await page.evaluate(() => String(window.getSelection())), '', 'no text selected by the stroke');
+  await page.screenshot({ path: join(artifacts, '03b-locked-surfaces.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('Auto uncovers every zone by itself, then shows the lot; history recalls the ticket', async () => {
   const { page, context } = await newPlayer();
   await page.click('[data-testid=play-auto]');
