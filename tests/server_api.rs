@@ -336,6 +336,35 @@ async fn register_login_logout() {
 }
 
 #[tokio::test]
+async fn a_guest_becomes_an_account_and_keeps_its_balance_and_tickets() {
+    let s = default_server().await;
+    let guest = s.guest().await;
+    let (_, bought) = s.buy(&guest, "auto", "before").await;
+    let balance = s.balance(&guest).await;
+    let (status, me) = s.call(&guest, M::POST, "/api/account", Some(json!({"name": "Zoé", "password": "as-de-pique"}))).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!((me["name"].as_str(), me["guest"].as_bool(), me["balance_cents"].as_i64()), (Some("Zoé"), Some(false), Some(balance)));
+    let (status, err) = s.call(&guest, M::POST, "/api/account", Some(json!({"name": "Autre", "password": "as-de-pique"}))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("already_registered")));
+    let other = s.guest().await;
+    let (status, err) = s.call(&other, M::POST, "/api/account", Some(json!({"name": "ZOÉ", "password": "as-de-pique"}))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("name_taken")));
+    let (status, _) = s.call(&other, M::POST, "/api/account", Some(json!({"name": "Zed", "password": "court"}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a password of 8 characters or more");
+
+    // Logged out, then in again by name: the same money and the same tickets.
+    s.call(&guest, M::POST, "/api/logout", None).await;
+    let r = s.http.post(s.url("/api/login")).json(&json!({"name": "zoé", "password": "as-de-pique"})).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body: Value = r.json().await.unwrap();
+    let again = Player { token: body["token"].as_str().unwrap().into() };
+    assert_eq!(s.balance(&again).await, balance);
+    let (_, history) = s.call(&again, M::GET, "/api/tickets", None).await;
+    assert_eq!(history[0]["id"], bought["ticket"]["id"]);
+    s.ledger_check().await;
+}
+
+#[tokio::test]
 async fn a_sold_out_block_closes_reveals_its_seed_and_the_next_opens() {
     let s = default_server().await;
     let p = s.guest().await;
@@ -602,8 +631,8 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
     operations.sort();
     let expected = [
         "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/blocks/{emission}/{block}", "GET /api/jwks", "GET /api/me",
-        "GET /api/openapi.json", "GET /api/tickets", "GET /api/tickets/{id}", "GET /api/tickets/{id}/proof", "GET /healthz", "GET /regles", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register",
-        "POST /api/tickets", "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
+        "GET /api/openapi.json", "GET /api/tickets", "GET /api/tickets/{id}", "GET /api/tickets/{id}/proof", "GET /healthz", "GET /regles",
+        "POST /api/account", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register", "POST /api/tickets", "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
     ];
     assert_eq!(operations, expected);
     // Each one is a route of the server (never the API's "no such route" fallback, never 405).

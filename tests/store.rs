@@ -75,6 +75,7 @@ conformance!(
     sales_racing_across_blocks_that_sell_out,
     a_ticket_belongs_to_its_buyer_only,
     names_are_unique_and_sessions_expire,
+    guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money,
     a_crowd_buying_at_once_is_answered_sale_by_sale,
     operator_payouts_racing_never_overdraw_a_wallet,
     expired_sessions_and_stale_guests_are_purged,
@@ -392,6 +393,34 @@ async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
     assert_eq!(store.session_player("h1", NOW + 10).await.unwrap(), None, "expired");
     store.delete_session("h1").await.unwrap();
     assert_eq!(store.session_player("h1", NOW).await.unwrap(), None);
+}
+
+async fn guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money(store: Arc<dyn Store>) {
+    let name = |shown: &str| PlayerName { shown: shown.into(), key: key_of(shown) };
+    let mut guests = Vec::new();
+    for i in 0..10 {
+        guests.push(player(&*store, &format!("g-{i}"), 20 + i).await);
+    }
+    let mut racing = JoinSet::new();
+    for (i, guest) in guests.iter().enumerate() {
+        let (store, guest, name) = (store.clone(), guest.clone(), name(["Lucie", "lucie", "LUCIE"][i % 3]));
+        racing.spawn(async move { (guest.clone(), store.register_guest(&guest, name, "h".into()).await) });
+    }
+    let results = racing.join_all().await;
+    let winners: Vec<&String> = results.iter().filter(|(_, r)| r.is_ok()).map(|(g, _)| g).collect();
+    assert_eq!(winners.len(), 1, "one name, however typed: {results:?}");
+    assert!(results.iter().filter(|(_, r)| r.is_err()).all(|(_, r)| r.as_ref().err() == Some(&StoreError::NameTaken)));
+    let winner = winners[0].clone();
+    let named = store.player(&winner).await.unwrap();
+    assert_eq!((named.name.as_deref().map(str::to_lowercase), named.guest), (Some("lucie".into()), false));
+    let euros = 20 + winner.trim_start_matches("g-").parse::<u64>().unwrap();
+    assert_eq!(named.balance, Cents::euros(euros), "the guest's money stays");
+    assert_eq!(store.credentials(&key_of("lucie")).await.unwrap().unwrap().player_id, winner);
+    assert_eq!(store.register_guest(&winner, name("Other"), "h".into()).await, Err(StoreError::NotAGuest));
+    assert_eq!(store.register_guest("p-nobody", name("Nobody"), "h".into()).await, Err(StoreError::NotFound("player")));
+    let loser = guests.iter().find(|g| **g != winner).unwrap();
+    store.register_guest(loser, name("Marc"), "h".into()).await.unwrap();
+    ledger_passes(&*store).await;
 }
 
 /// A data directory written by the server before versioned migrations is migrated when opened: its

@@ -155,15 +155,34 @@ const PASSWORD_MAX_BYTES: usize = 256;
         PasswordRefusals,
     ))]
 pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
-    let name = PlayerName::parse(&creds.name).map_err(ApiError::BadRequest)?;
-    if creds.password.chars().count() < 8 || creds.password.len() > PASSWORD_MAX_BYTES {
-        return Err(ApiError::BadRequest(format!("a password has 8 characters or more, {PASSWORD_MAX_BYTES} bytes at most")));
-    }
-    let hash = state.passwords.hash(creds.password).await?;
+    let (name, hash) = new_credentials(&state, creds).await?;
     let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
     let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, opening_credit };
     let player = state.store.create_player(player, now()).await?;
     start_session(&state, player.id).await
+}
+
+/// A name and a password a new account may have: the name checked, the password hashed.
+async fn new_credentials(state: &AppState, creds: Credentials) -> Result<(PlayerName, String), ApiError> {
+    let name = PlayerName::parse(&creds.name).map_err(ApiError::BadRequest)?;
+    if creds.password.chars().count() < 8 || creds.password.len() > PASSWORD_MAX_BYTES {
+        return Err(ApiError::BadRequest(format!("a password has 8 characters or more, {PASSWORD_MAX_BYTES} bytes at most")));
+    }
+    Ok((name, state.passwords.hash(creds.password).await?))
+}
+
+/// `POST /api/account`: the signed-in guest becomes an account with this name and password, keeping
+/// its balance, its tickets and its session.
+#[utoipa::path(post, path = "/api/account", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body = Credentials,
+    responses(
+        (status = 200, description = "The player, named", body = Me),
+        (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken; `already_registered`: this player already has an account", body = ErrorBody),
+        PasswordRefusals,
+    ))]
+pub async fn claim_account(State(state): State<AppState>, player: Player, ApiJson(creds): ApiJson<Credentials>) -> Result<ApiJson<Me>, ApiError> {
+    let (name, hash) = new_credentials(&state, creds).await?;
+    state.store.register_guest(&player.id, name, hash).await?;
+    Ok(ApiJson(me_of(&state, &player.id).await?))
 }
 
 /// `POST /api/login`. A wrong name and a wrong password are one answer, given in the same time.

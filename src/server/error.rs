@@ -182,6 +182,7 @@ impl From<StoreError> for ApiError {
             StoreError::ZonesLeft(_) => ApiError::Conflict("zones_left", e.to_string()),
             StoreError::Finished => ApiError::Conflict("ticket_finished", e.to_string()),
             StoreError::AlreadyExists(_) => ApiError::Conflict("already_exists", e.to_string()),
+            StoreError::NotAGuest => ApiError::Conflict("already_registered", e.to_string()),
             StoreError::Backend(cause) => ApiError::Internal(cause),
         }
     }

@@ -243,6 +243,7 @@ pub fn router(state: AppState) -> Router {
         .route("/guest", post(auth::guest))
         .route("/register", post(auth::register))
         .route("/login", post(auth::login))
+        .route("/account", post(auth::claim_account))
         .layer(GovernorLayer::new(state.sessions_per_ip.clone()).error_handler(limits::refusal));
     let api = Router::new()
         .merge(new_sessions)

@@ -16,6 +16,7 @@ use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
         super::auth::guest,
         super::auth::register,
         super::auth::login,
+        super::auth::claim_account,
         super::auth::logout,
         super::auth::me,
         super::auth::demo_deposit,

@@ -3,12 +3,13 @@
 //! server call is an async task that dispatches what it learnt.
 
 use crate::api::TicketState;
-use crate::money::format_signed_cents;
+use crate::money::{Cents, format_signed_cents};
 use crate::payload::{Jwks, PayloadError, SignedPayload, TicketClaims, VerifiedTicket};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
 use super::api::{self, ApiFailure, TicketView};
 use super::scratch_zone;
+use super::sound;
 use super::ticket::TicketCard;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -206,6 +207,58 @@ fn result_text(g: &Game) -> String {
 }
 
 type Dispatch = UseReducerDispatcher<Model>;
+
+/// How big a celebration a lot earns: a class the style grows with it.
+fn celebration(lot: Cents) -> Option<&'static str> {
+    match lot.0 / 100 {
+        0..50 => None,
+        50..1_000 => Some("big"),
+        _ => Some("jackpot"),
+    }
+}
+
+/// Falling confetti: more of them for a bigger lot.
+fn confetti(lot: Cents) -> Html {
+    let pieces = if lot >= Cents::euros(1_000) { 48 } else { 20 };
+    html! {
+        <div class="confetti" aria-hidden="true">
+            { for (0..pieces).map(|i| {
+                // Spread evenly, with a pseudo-random delay and hue per piece.
+                let style = format!("left:{}%;animation-delay:{}ms;--hue:{}", (i * 37) % 100, (i * 97) % 900, (i * 53) % 360);
+                html! { <i {style}></i> }
+            }) }
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct CountUpProps {
+    cents: u64,
+}
+
+/// The amount won, counting up from zero (at once when the player asks for less motion).
+#[function_component(CountUp)]
+fn count_up(props: &CountUpProps) -> Html {
+    let still = super::scratch_zone::prefers_reduced_motion();
+    let shown = use_state_eq(|| if still { props.cents } else { 0 });
+    {
+        let shown = shown.clone();
+        use_effect_with(props.cents, move |&target| {
+            let start = js_sys::Date::now();
+            // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
+            let duration = 600.0 + 300.0 * (target as f64 / 100.0).max(1.0).log10();
+            let ticking = (!still).then(|| {
+                gloo_timers::callback::Interval::new(33, move || {
+                    let t = ((js_sys::Date::now() - start) / duration).min(1.0);
+                    let eased = 1.0 - (1.0 - t).powi(3);
+                    shown.set(if t >= 1.0 { target } else { (target as f64 * eased / 100.0) as u64 * 100 });
+                })
+            });
+            move || drop(ticking)
+        });
+    }
+    html! { <span class="result-amount" data-testid="result-amount" data-cents={props.cents.to_string()}>{ Cents(*shown).to_string() }</span> }
+}
 
 const RECONNECTING: &str = "Connexion perdue — nouvel essai…";
 
@@ -504,6 +557,35 @@ pub fn app() -> Html {
     let model = use_reducer(Model::default);
     let dispatch = model.dispatcher();
     let pending: PendingSlot = use_mut_ref(|| None);
+    let muted = use_state(sound::muted);
+    let on_mute = {
+        let muted = muted.clone();
+        Callback::from(move |_: MouseEvent| {
+            sound::set_muted(!*muted);
+            muted.set(!*muted);
+        })
+    };
+    // A chime for each surface that shows a win, a fanfare when a won game ends: only for what happens
+    // while the player watches, not for a ticket reopened or recalled as it was.
+    {
+        let heard = use_mut_ref(|| (String::new(), 0, false));
+        let progress = model.game.as_ref().map(|g| {
+            let won = Surface::ALL.iter().filter(|&&s| g.shown_win(s).is_some_and(|w| !w.is_zero())).count();
+            (g.ticket_id.clone(), won, g.completed, g.outcome.lot)
+        });
+        use_effect_with(progress, move |progress| {
+            if let Some((id, won, completed, lot)) = progress {
+                let mut heard = heard.borrow_mut();
+                if heard.0 == *id && *won > heard.1 {
+                    sound::surface_won();
+                }
+                if heard.0 == *id && *completed && !heard.2 && !lot.is_zero() {
+                    sound::fanfare(lot.0 / 100);
+                }
+                *heard = (id.clone(), *won, *completed);
+            }
+        });
+    }
 
     {
         let (dispatch, pending) = (dispatch.clone(), pending.clone());
@@ -580,12 +662,17 @@ pub fn app() -> Html {
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
     let can_buy = model.jwks.is_some() && !model.busy && !playing && model.pending_purchase.is_none();
     let balance = model.balance.map_or_else(|| "—".to_owned(), format_signed_cents);
-    let result = model.game.as_ref().filter(|g| g.completed).map(|g| {
-        let won = !g.outcome.lot.is_zero();
+    let result = model.game.as_ref().map(|g| {
+        if !g.completed {
+            return html! { <div class="result pending" aria-hidden="true"></div> };
+        }
+        let lot = g.outcome.lot;
+        let won = !lot.is_zero();
         html! {
-            <div class={classes!("result", won.then_some("won"))} data-testid="result">
-                { if won { html! { <><span class="result-title">{ "Gagné !" }</span><span class="result-amount">{ g.outcome.lot.to_string() }</span></> } }
+            <div class={classes!("result", won.then_some("won"), celebration(lot))} data-testid="result">
+                { if won { html! { <><span class="result-title">{ "Gagné !" }</span><CountUp cents={lot.0} /></> } }
                   else { html! { <span class="result-title">{ "Pas de gain cette fois" }</span> } } }
+                if lot >= Cents::euros(50) && !super::scratch_zone::prefers_reduced_motion() { { confetti(lot) } }
             </div>
         }
     });
@@ -601,6 +688,8 @@ pub fn app() -> Html {
                         <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
                     }
                 </div>
+                <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}
+                        title={if *muted { "Rétablir le son" } else { "Couper le son" }}>{ if *muted { "Son coupé" } else { "Son" } }</button>
                 <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>
                 <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify" title="Recalculer un ticket ou un bloc depuis sa graine publiée">{ "Vérifier" }</a>
             </header>

@@ -27,6 +27,7 @@ pub mod preview;
 pub mod verify;
 pub mod scratch_zone;
 pub mod signature;
+pub mod sound;
 pub mod ticket;
 
 /// Starts the build's app: the preview in the preview build, the game otherwise.

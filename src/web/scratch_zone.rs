@@ -217,6 +217,7 @@ pub fn scratch_zone(props: &Props) -> Html {
             let mut s = state.borrow_mut();
             let from = s.last.unwrap_or(to);
             erase_line(&canvas, from, to);
+            super::sound::scratch();
             s.last = Some(to);
             let (w, h) = s.size;
             s.strokes.push(((from.0 / w, from.1 / h), (to.0 / w, to.1 / h)));

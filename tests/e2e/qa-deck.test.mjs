@@ -39,6 +39,12 @@ async function newPlayer({ realMoney = false } = {}) {
     await page.route('**/api/me', asRealMoney);
     await page.route('**/api/guest', asRealMoney);
   }
+  // Counts the notes the game plays through Web Audio.
+  await page.addInitScript(() => {
+    window.notesPlayed = 0;
+    const create = AudioContext.prototype.createOscillator;
+    AudioContext.prototype.createOscillator = function () { window.notesPlayed++; return create.call(this); };
+  });
   await page.goto(server.base);
   await page.waitForFunction(() => /\d,\d\d/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
   return { context, page };
@@ -48,7 +54,10 @@ test('the deck’s first ticket wins 40 000 €, credited to the balance', async
   const { context, page } = await newPlayer();
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
-  assert.match(await page.locator('[data-testid=result]').textContent(), /40\s000,00/);
+  // The amount counts up to the lot.
+  await page.waitForFunction(() => /40\s000,00/.test(document.querySelector('[data-testid=result-amount]').textContent));
+  assert.ok(await page.evaluate(() => window.notesPlayed) >= 6, 'a chime for each surface won, then a fanfare');
+  assert.equal(await page.locator('.result.jackpot .confetti i').count(), 48, 'confetti, more for a bigger lot');
   await page.waitForFunction(() => /40\s097,00/.test(document.querySelector('[data-testid=balance]').textContent));
   const [ticket] = await page.evaluate(async () => (await fetch('/api/tickets?limit=1')).json());
   assert.equal(ticket.win_cents, 4_000_000);

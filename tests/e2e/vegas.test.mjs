@@ -142,6 +142,18 @@ test('a stroke started beside a foil scratches it from where it enters; the othe
   await context.close();
 });
 
+test('the sound can be muted, and stays muted after a reload', async () => {
+  const { page, context } = await newPlayer();
+  const mute = page.locator('[data-testid=mute]');
+  assert.equal(await mute.getAttribute('aria-pressed'), 'false');
+  await mute.click();
+  assert.equal(await mute.getAttribute('aria-pressed'), 'true');
+  await page.reload();
+  await page.waitForSelector('[data-testid=mute][aria-pressed=true]');
+  assert.equal(await page.locator('[data-testid=mute]').textContent(), 'Son coupé');
+  await context.close();
+});
+
 test('Auto uncovers every zone by itself, then shows the lot; history recalls the ticket', async () => {
   const { page, context } = await newPlayer();
   await page.click('[data-testid=play-auto]');

@@ -53,8 +53,20 @@ pub enum StoreError {
     Finished,
     #[error("{0} already exists")]
     AlreadyExists(String),
+    #[error("this player already has an account")]
+    NotAGuest,
     #[error("the store failed: {0}")]
     Backend(String),
+}
+
+/// Why a guest's registration changed nothing, from whether the player is (still) a guest: a guest
+/// whose update was skipped asked for a name another player holds.
+pub fn why_not_registered(guest: Option<bool>) -> StoreError {
+    match guest {
+        None => StoreError::NotFound("player"),
+        Some(false) => StoreError::NotAGuest,
+        Some(true) => StoreError::NameTaken,
+    }
 }
 
 /// Where money comes from when it enters a wallet from outside the game.
@@ -250,6 +262,9 @@ pub trait Store: Send + Sync {
     /// Creates a player (unique name, if any) and its wallet, with its opening credit if any.
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError>;
     async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError>;
+    /// A guest becomes an account with this name (unique) and password, keeping its id and so its
+    /// wallet and tickets. `NotAGuest` for a player already named.
+    async fn register_guest(&self, player_id: &str, name: crate::server::names::PlayerName, password_hash: String) -> Result<(), StoreError>;
     /// The credentials of the player whose name has this key (`names::key_of`).
     async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError>;
 

@@ -19,6 +19,8 @@
 //! the one-sale unit of work here sells what a group leaves.
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
+use super::why_not_registered;
+use crate::server::names::PlayerName;
 use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
     SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
@@ -562,6 +564,31 @@ impl Store for PostgresStore {
             Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
         })
         .await
+    }
+
+    async fn register_guest(&self, player_id: &str, name: PlayerName, password_hash: String) -> Result<(), StoreError> {
+        self.core
+            .unit(|tx| {
+                let (player, name, hash) = (player_id.to_owned(), name.clone(), password_hash.clone());
+                Box::pin(async move {
+                    let updated = tx
+                        .execute(
+                            "UPDATE players SET name = $2, name_key = $3, password_hash = $4, guest = FALSE WHERE id = $1 AND guest",
+                            &[&player, &name.shown, &name.key, &hash],
+                        )
+                        .await;
+                    match updated {
+                        Ok(1) => Ok(()),
+                        Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => Err(StoreError::NameTaken.into()),
+                        Err(e) => Err(e.into()),
+                        Ok(_) => {
+                            let guest = tx.query_opt("SELECT guest FROM players WHERE id = $1", &[&player]).await?.map(|r| r.get::<_, bool>(0));
+                            Err(why_not_registered(guest).into())
+                        }
+                    }
+                })
+            })
+            .await
     }
 
     async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {

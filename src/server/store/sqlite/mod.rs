@@ -7,6 +7,8 @@ mod checkpoint;
 mod writer;
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
+use super::why_not_registered;
+use crate::server::names::PlayerName;
 use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
     SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
@@ -454,6 +456,22 @@ impl Store for SqliteStore {
                 .prepare_cached("SELECT player_id FROM sessions WHERE token_hash = ?1 AND expires_at > ?2")?
                 .query_row(params![token_hash, now], |r| r.get(0))
                 .optional()?)
+        })
+        .await
+    }
+
+    async fn register_guest(&self, player_id: &str, name: PlayerName, password_hash: String) -> Result<(), StoreError> {
+        let player_id = player_id.to_owned();
+        self.write(move |conn, _| {
+            // A name another player holds makes the update skip the row, as not being a guest does.
+            let updated = conn
+                .prepare_cached("UPDATE OR IGNORE players SET name = ?2, name_key = ?3, password_hash = ?4, guest = 0 WHERE id = ?1 AND guest")?
+                .execute(params![player_id, name.shown, name.key, password_hash])?;
+            if updated == 1 {
+                return Ok(());
+            }
+            let guest: Option<bool> = conn.prepare_cached("SELECT guest FROM players WHERE id = ?1")?.query_row([&player_id], |r| r.get(0)).optional()?;
+            Err(why_not_registered(guest))
         })
         .await
     }
