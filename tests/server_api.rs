@@ -632,7 +632,8 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
     let expected = [
         "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/blocks/{emission}/{block}", "GET /api/jwks", "GET /api/me",
         "GET /api/openapi.json", "GET /api/tickets", "GET /api/tickets/{id}", "GET /api/tickets/{id}/proof", "GET /healthz", "GET /regles",
-        "POST /api/account", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register", "POST /api/tickets", "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
+        "POST /api/account", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register", "POST /api/tickets",
+        "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
     ];
     assert_eq!(operations, expected);
     // Each one is a route of the server (never the API's "no such route" fallback, never 405).
