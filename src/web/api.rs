@@ -27,6 +27,10 @@ impl ApiFailure {
         match (self.status, self.code.as_str()) {
             (0, _) => "Connexion au serveur impossible. Vérifiez votre réseau puis réessayez.".into(),
             (_, "insufficient_funds") => "Solde insuffisant : un ticket coûte 3,00 €.".into(),
+            (_, "name_taken") => "Ce nom est déjà pris : choisissez-en un autre.".into(),
+            (_, "bad_credentials") => "Nom ou mot de passe incorrect.".into(),
+            (_, "rate_limited") => "Trop d'essais : réessayez dans un moment.".into(),
+            (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into(),
             (_, "sold_out") => "Plus aucun ticket n'est en vente pour le moment.".into(),
             (_, "unauthorized") => "Votre session a expiré. Rechargez la page.".into(),
             (s, _) if s >= 500 => "Le serveur a rencontré une erreur. Réessayez dans un instant.".into(),
@@ -122,6 +126,25 @@ pub async fn me() -> Result<Me, ApiFailure> {
 
 pub async fn guest() -> Result<Me, ApiFailure> {
     read::<Session>(Request::post("/api/guest").send().await).await.map(|s| s.player)
+}
+
+#[derive(Serialize)]
+struct Credentials<'a> {
+    name: &'a str,
+    password: &'a str,
+}
+
+/// The signed-in guest becomes an account with this name and password.
+pub async fn claim_account(name: &str, password: &str) -> Result<Me, ApiFailure> {
+    read(with_json(Request::post("/api/account"), &Credentials { name, password }).send().await).await
+}
+
+pub async fn login(name: &str, password: &str) -> Result<Me, ApiFailure> {
+    read::<Session>(with_json(Request::post("/api/login"), &Credentials { name, password }).send().await).await.map(|s| s.player)
+}
+
+pub async fn logout() -> Result<(), ApiFailure> {
+    answer(Request::post("/api/logout").send().await).await.map(drop)
 }
 
 pub async fn jwks() -> Result<Jwks, ApiFailure> {

@@ -7,6 +7,7 @@ use crate::money::{Cents, format_signed_cents};
 use crate::payload::{Jwks, PayloadError, SignedPayload, TicketClaims, VerifiedTicket};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
+use super::account::{account_bar, use_account_form};
 use super::api::{self, ApiFailure, TicketView};
 use super::scratch_zone;
 use super::sound;
@@ -106,6 +107,8 @@ pub struct Model {
     balance: Option<i64>,
     /// Demo money (guests, top-ups), or real money.
     demo: bool,
+    /// The account's name; `None` for a guest.
+    player_name: Option<String>,
     jwks: Option<Rc<Jwks>>,
     game: Option<Game>,
     busy: bool,
@@ -120,7 +123,9 @@ pub struct Model {
 }
 
 pub enum Msg {
-    Ready { balance: i64, demo: bool, jwks: Jwks },
+    Ready { balance: i64, demo: bool, name: Option<String>, jwks: Jwks },
+    /// The guest became this account.
+    Named(String),
     Balance(i64),
     History(Vec<TicketView>),
     /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
@@ -144,11 +149,13 @@ impl Reducible for Model {
     fn reduce(self: Rc<Self>, msg: Msg) -> Rc<Self> {
         let mut m = Rc::unwrap_or_clone(self);
         match msg {
-            Msg::Ready { balance, demo, jwks } => {
+            Msg::Ready { balance, demo, name, jwks } => {
                 m.balance = Some(balance);
                 m.demo = demo;
+                m.player_name = name;
                 m.jwks = Some(Rc::new(jwks));
             }
+            Msg::Named(name) => m.player_name = Some(name),
             Msg::Balance(b) => m.balance = Some(b),
             Msg::History(h) => m.history = h,
             Msg::Open(game) => {
@@ -231,33 +238,24 @@ fn confetti(lot: Cents) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
-struct CountUpProps {
-    cents: u64,
-}
-
-/// The amount won, counting up from zero (at once when the player asks for less motion).
-#[function_component(CountUp)]
-fn count_up(props: &CountUpProps) -> Html {
-    let still = super::scratch_zone::prefers_reduced_motion();
-    let shown = use_state_eq(|| if still { props.cents } else { 0 });
-    {
-        let shown = shown.clone();
-        use_effect_with(props.cents, move |&target| {
-            let start = js_sys::Date::now();
-            // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
-            let duration = 600.0 + 300.0 * (target as f64 / 100.0).max(1.0).log10();
-            let ticking = (!still).then(|| {
-                gloo_timers::callback::Interval::new(33, move || {
-                    let t = ((js_sys::Date::now() - start) / duration).min(1.0);
-                    let eased = 1.0 - (1.0 - t).powi(3);
-                    shown.set(if t >= 1.0 { target } else { (target as f64 * eased / 100.0) as u64 * 100 });
-                })
-            });
-            move || drop(ticking)
-        });
+/// Counts the amount won up from zero in `amount` (at once when the player asks for less motion); the
+/// returned interval stops it when dropped.
+fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::Interval> {
+    // Yew's own text node, changed in place, so that Yew's next render of it finds what it made.
+    let text = amount.cast::<web_sys::Element>()?.first_child()?;
+    if super::scratch_zone::prefers_reduced_motion() {
+        return None;
     }
-    html! { <span class="result-amount" data-testid="result-amount" data-cents={props.cents.to_string()}>{ Cents(*shown).to_string() }</span> }
+    // From when the banner shows (it waits for the last foil to fade, see the style).
+    let start = js_sys::Date::now() + 450.0;
+    // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
+    let duration = 600.0 + 300.0 * (target.0 as f64 / 100.0).max(1.0).log10();
+    text.set_node_value(Some(&Cents::ZERO.to_string()));
+    Some(gloo_timers::callback::Interval::new(33, move || {
+        let t = ((js_sys::Date::now() - start) / duration).clamp(0.0, 1.0);
+        let shown = if t >= 1.0 { target } else { Cents((target.0 as f64 * (1.0 - (1.0 - t).powi(3)) / 100.0) as u64 * 100) };
+        text.set_node_value(Some(&shown.to_string()));
+    }))
 }
 
 const RECONNECTING: &str = "Connexion perdue — nouvel essai…";
@@ -364,7 +362,7 @@ async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
     REAL_MONEY.set(!me.demo);
-    dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, jwks: jwks.clone() });
+    dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, name: me.name.filter(|_| !me.guest), jwks: jwks.clone() });
     if let Some(purchase) = PendingPurchase::stored() {
         purchase.begin(&dispatch, &pending);
         return purchase_until_answered(dispatch, purchase, pending, Rc::new(jwks)).await;
@@ -557,6 +555,16 @@ pub fn app() -> Html {
     let model = use_reducer(Model::default);
     let dispatch = model.dispatcher();
     let pending: PendingSlot = use_mut_ref(|| None);
+    let account = use_account_form();
+    let amount = use_node_ref();
+    {
+        let won = model.game.as_ref().filter(|g| g.completed && !g.outcome.lot.is_zero()).map(|g| (g.ticket_id.clone(), g.outcome.lot));
+        let amount = amount.clone();
+        use_effect_with(won, move |won| {
+            let counting = won.as_ref().and_then(|(_, lot)| count_up(&amount, *lot));
+            move || drop(counting)
+        });
+    }
     let muted = use_state(sound::muted);
     let on_mute = {
         let muted = muted.clone();
@@ -670,7 +678,7 @@ pub fn app() -> Html {
         let won = !lot.is_zero();
         html! {
             <div class={classes!("result", won.then_some("won"), celebration(lot))} data-testid="result">
-                { if won { html! { <><span class="result-title">{ "Gagné !" }</span><CountUp cents={lot.0} /></> } }
+                { if won { html! { <><span class="result-title">{ "Gagné !" }</span><span class="result-amount" ref={amount.clone()} data-testid="result-amount">{ lot.to_string() }</span></> } }
                   else { html! { <span class="result-title">{ "Pas de gain cette fois" }</span> } } }
                 if lot >= Cents::euros(50) && !super::scratch_zone::prefers_reduced_motion() { { confetti(lot) } }
             </div>
@@ -688,6 +696,7 @@ pub fn app() -> Html {
                         <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
                     }
                 </div>
+                { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }) }
                 <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}
                         title={if *muted { "Rétablir le son" } else { "Couper le son" }}>{ if *muted { "Son coupé" } else { "Son" } }</button>
                 <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>

@@ -18,6 +18,7 @@
 //! shared evaluator — before anything of it is drawn; the preview goes through the same check with a
 //! throw-away key.
 
+pub mod account;
 pub mod api;
 pub mod game;
 pub mod inclusion;

@@ -154,6 +154,44 @@ test('the sound can be muted, and stays muted after a reload', async () => {
   await context.close();
 });
 
+test('a guest creates an account and keeps its balance and history, logs out, and logs in again', async () => {
+  const { page, context } = await newPlayer();
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const balance = await balanceCents(page);
+  const name = `joueur${Date.now() % 100000}`;
+  await page.click('[data-testid=open-register]');
+  await page.fill('[data-testid=account-name]', name);
+  await page.fill('[data-testid=account-password]', 'court');
+  await page.click('[data-testid=account-submit]');
+  assert.equal(await page.locator('[data-testid=player-name]').count(), 0, 'the browser asks for 8 characters first');
+  await page.fill('[data-testid=account-password]', 'as-de-trèfle');
+  await page.screenshot({ path: join(artifacts, '11-create-account.png') });
+  await page.click('[data-testid=account-submit]');
+  await page.waitForSelector('[data-testid=player-name]');
+  assert.equal(await page.locator('[data-testid=player-name]').textContent(), name);
+  assert.equal(await balanceCents(page), balance, 'the guest’s money stays');
+
+  await page.click('[data-testid=logout]');
+  await page.waitForSelector('[data-testid=open-login]');
+  await page.waitForFunction(() => /100,00/.test(document.querySelector('[data-testid=balance]').textContent), null, { timeout: 10000 });
+  await page.click('[data-testid=open-login]');
+  await page.fill('[data-testid=account-name]', name);
+  await page.fill('[data-testid=account-password]', 'mauvais-mot');
+  await page.click('[data-testid=account-submit]');
+  await page.waitForSelector('[data-testid=account-error]');
+  assert.match(await page.locator('[data-testid=account-error]').textContent(), /incorrect/);
+  await page.fill('[data-testid=account-password]', 'as-de-trèfle');
+  await page.click('[data-testid=account-submit]');
+  await page.waitForSelector('[data-testid=player-name]');
+  await page.waitForFunction(b => {
+    const t = document.querySelector('[data-testid=balance]').textContent.replace(/[^\d,]/g, '').replace(',', '.');
+    return Math.round(Number(t) * 100) === b;
+  }, balance);
+  await page.waitForSelector('[data-testid=history-item-0]');
+  await context.close();
+});
+
 test('Auto uncovers every zone by itself, then shows the lot; history recalls the ticket', async () => {
   const { page, context } = await newPlayer();
   await page.click('[data-testid=play-auto]');
