@@ -121,6 +121,18 @@ impl Game {
         self.first_surface().is_some_and(|first| jouez_allows(first, |z| self.is_revealed(z), zone))
     }
 
+    /// The surface a one-surface view shows (a phone): the one being uncovered, while it has zones left;
+    /// then the first the player may scratch; at the end, the last one uncovered. So « Auto » keeps the
+    /// zone it uncovers in view, and « Jouez » starts on the chosen surface.
+    pub fn surface_in_play(&self) -> Surface {
+        let last = self.revealed.last().map(|z| z.surface()).or(self.chosen);
+        let unfinished = |s: &Surface| !self.surface_done(*s);
+        last.filter(unfinished)
+            .or_else(|| Surface::ALL.into_iter().find(|s| s.zones().any(|z| self.can_scratch(z))))
+            .or(last)
+            .unwrap_or(Surface::Poker)
+    }
+
     /// The win a surface shows once all its zones are uncovered.
     pub fn shown_win(&self, surface: Surface) -> Option<Cents> {
         self.surface_done(surface).then(|| self.outcome.surface_win(surface))
@@ -217,5 +229,26 @@ mod tests {
         }
         assert_eq!(order, Zone::ALL);
         assert!(g.apply(Action::Completed));
+    }
+
+    #[test]
+    fn a_one_surface_view_follows_the_play() {
+        let mut auto = game(Mode::Auto);
+        assert_eq!(auto.surface_in_play(), Surface::Poker);
+        while let Some(z) = auto.next_auto_zone() {
+            auto.apply(Action::Reveal(z));
+            assert_eq!(auto.surface_in_play(), z.surface(), "« Auto » keeps the zone it uncovers in view");
+        }
+        let mut jouez = game(Mode::Jouez);
+        jouez.apply(Action::Choose(Surface::Craps));
+        assert_eq!(jouez.surface_in_play(), Surface::Craps, "the chosen surface first");
+        jouez.apply(Action::Reveal(Zone::CrapsThrow2));
+        assert_eq!(jouez.surface_in_play(), Surface::Craps);
+        for z in Surface::Craps.zones() {
+            jouez.apply(Action::Reveal(z));
+        }
+        assert_eq!(jouez.surface_in_play(), Surface::Poker, "then the first surface left to scratch");
+        jouez.apply(Action::Reveal(Zone::JackpotTray));
+        assert_eq!(jouez.surface_in_play(), Surface::Jackpot, "the one the player turned to");
     }
 }

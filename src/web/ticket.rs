@@ -147,7 +147,7 @@ impl Table<'_> {
     }
 
     /// One surface: its title, zones, its win once uncovered, and the « Jouez » choice button.
-    fn surface(&self, s: Surface) -> Html {
+    fn surface(&self, s: Surface, in_view: bool) -> Html {
         let g = self.game;
         // « Jouez » marks the surface the player chose; « Auto » has no first surface to mark.
         let first = g.mode == Mode::Jouez && g.first_surface() == Some(s);
@@ -167,7 +167,7 @@ impl Table<'_> {
             }
         });
         html! {
-            <section class={classes!("surface", slug.clone(), first.then_some("first"), locked.then_some("locked"))}
+            <section class={classes!("surface", slug.clone(), first.then_some("first"), locked.then_some("locked"), in_view.then_some("in-view"))}
                      data-testid={format!("surface-{slug}")} data-locked={locked.to_string()}
                      aria-label={if locked { format!("{} (verrouillée : finissez d'abord la première surface)", s.name_fr()) } else { s.name_fr().to_owned() }}>
                 <h2>{ s.name_fr() }</h2>
@@ -196,17 +196,39 @@ pub struct Props {
     pub on_choose: Callback<Surface>,
 }
 
-/// The whole ticket: four surfaces on one card.
+/// The whole ticket: four surfaces on one card. On a narrow card (a phone) it shows one surface at a
+/// time, under tabs: the one in play ([`Game::surface_in_play`]), or the one the player picked.
 #[function_component(TicketCard)]
 pub fn ticket_card(props: &Props) -> Html {
     let g = &props.game;
     let table = Table { game: g, on_reveal: &props.on_reveal, on_choose: &props.on_choose };
+    let picked = use_state_eq(|| None::<Surface>);
+    {
+        // Play moves the view on: a pick holds until the next zone is uncovered, or another ticket.
+        let picked = picked.clone();
+        use_effect_with((g.ticket_id.clone(), g.revealed.len()), move |_| picked.set(None));
+    }
+    let in_view = picked.unwrap_or_else(|| g.surface_in_play());
+    let tab = |s: Surface| {
+        let (picked, slug) = (picked.clone(), serde_name(s));
+        let result = match g.shown_win(s) {
+            Some(w) if !w.is_zero() => w.short(),
+            Some(_) => "perdu".into(),
+            None => "\u{a0}".into(),
+        };
+        html! {
+            <button class="tab" data-testid={format!("tab-{slug}")} aria-pressed={(s == in_view).to_string()} onclick={Callback::from(move |_| picked.set(Some(s)))}>
+                { s.name_fr() }<span class="tab-result">{ result }</span>
+            </button>
+        }
+    };
     html! {
         <article class="ticket" data-testid="ticket" data-ticket-id={g.ticket_id.clone()}>
             { ticket_head(g) }
             if g.needs_choice() { <p class="hint" data-testid="choose-hint">{ "Choisissez la surface par laquelle commencer." }</p> }
+            <nav class="surface-tabs" aria-label="Surfaces du ticket">{ for Surface::ALL.map(tab) }</nav>
             <div class="surfaces">
-                { for Surface::ALL.map(|s| table.surface(s)) }
+                { for Surface::ALL.map(|s| table.surface(s, s == in_view)) }
             </div>
         </article>
     }
@@ -226,7 +248,7 @@ pub fn surface_card(props: &SurfaceProps) -> Html {
     html! {
         <article class="ticket single-surface" data-testid="ticket">
             { ticket_head(&props.game) }
-            <div class="surfaces">{ table.surface(props.surface) }</div>
+            <div class="surfaces">{ table.surface(props.surface, true) }</div>
         </article>
     }
 }

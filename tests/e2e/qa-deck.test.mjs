@@ -25,8 +25,9 @@ after(async () => {
   rmSync(deckDir, { recursive: true, force: true });
 });
 
-async function newPlayer({ realMoney = false } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 2 });
+async function newPlayer({ realMoney = false, phone = false } = {}) {
+  const device = phone ? { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true } : { viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 2 };
+  const context = await browser.newContext(device);
   const page = await context.newPage();
   if (realMoney) {
     // The page believes its server plays for real money: the mode it reads from the player's session.
@@ -74,5 +75,25 @@ test('a page of a real-money server refuses a test ticket and draws nothing', as
   await page.waitForSelector('[data-testid=error]');
   assert.match(await page.locator('[data-testid=error]').textContent(), /ticket de test/);
   assert.equal(await page.locator('[data-testid^=foil-]').count(), 0, 'no ticket drawn');
+  await context.close();
+});
+
+test('on a phone, the win, the balance and the whole ticket are on screen at once', async () => {
+  const { context, page } = await newPlayer({ phone: true });
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  await page.waitForFunction(() => /5,00/.test(document.querySelector('[data-testid=result-amount]').textContent));
+  const inView = async selector => {
+    const box = await page.locator(selector).boundingBox();
+    return box.y >= 0 && box.y + box.height <= 844 && box.x >= 0 && box.x + box.width <= 390;
+  };
+  for (const selector of ['[data-testid=result]', '[data-testid=balance]', '[data-testid=ticket]']) {
+    assert.ok(await inView(selector), `${selector} is on screen`);
+  }
+  assert.equal(await page.evaluate(() => scrollY), 0, 'no scrolling to see it');
+  assert.equal(await page.locator('.surface.in-view').count(), 1, 'one surface at a time, under tabs');
+  await page.click('[data-testid=tab-poker]');
+  assert.ok(await page.locator('[data-testid=surface-poker]').isVisible(), 'a tab shows its surface');
+  await page.screenshot({ path: join(artifacts, 'phone-win.png') });
   await context.close();
 });
