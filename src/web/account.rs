@@ -47,7 +47,7 @@ pub fn account_bar(state: &AccountForm, name: Option<&str>, on_named: Callback<S
         });
         return html! {
             <div class="account">
-                <span class="player-name" data-testid="player-name" title="Votre compte">{ name }</span>
+                <span class="player-name" data-testid="player-name">{ name }</span>
                 <button class="link" data-testid="logout" onclick={on_logout}>{ "Se déconnecter" }</button>
             </div>
         };

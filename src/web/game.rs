@@ -697,10 +697,9 @@ pub fn app() -> Html {
                     }
                 </div>
                 { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }) }
-                <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}
-                        title={if *muted { "Rétablir le son" } else { "Couper le son" }}>{ if *muted { "Son coupé" } else { "Son" } }</button>
+                <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}>{ if *muted { "Son coupé" } else { "Son" } }</button>
                 <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>
-                <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify" title="Recalculer un ticket ou un bloc depuis sa graine publiée">{ "Vérifier" }</a>
+                <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify">{ "Vérifier" }</a>
             </header>
             <main>
                 <div class="controls">

@@ -108,6 +108,11 @@ fn paint_foil(canvas: &HtmlCanvasElement, label: &str, pixel_ratio: Option<f64>)
 }
 
 fn erase_line(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
+    erase_polyline(canvas, from, &[to]);
+}
+
+/// Scratches away a stroke through `points` from `from`, as one path.
+fn erase_polyline(canvas: &HtmlCanvasElement, from: (f64, f64), points: &[(f64, f64)]) {
     let Some(ctx) = context(canvas) else { return };
     let _ = ctx.set_global_composite_operation("destination-out");
     // Opaque, so that a stroke removes the foil entirely (the context still holds the hatch's translucent white).
@@ -117,9 +122,140 @@ fn erase_line(canvas: &HtmlCanvasElement, from: (f64, f64), to: (f64, f64)) {
     ctx.set_line_width(BRUSH * 2.0);
     ctx.begin_path();
     ctx.move_to(from.0, from.1);
-    ctx.line_to(to.0, to.1);
+    for &(x, y) in points {
+        ctx.line_to(x, y);
+    }
     ctx.stroke();
     let _ = ctx.set_global_composite_operation("source-over");
+}
+
+/// The pointer on a playable zone: listeners on the canvas itself (a move is the hottest event of the
+/// game, and Yew's page-level delegation costs more than the zone's own work), where a move only
+/// records its point; one animation frame then scratches every point recorded since the last, as one
+/// path. Removed when dropped.
+struct Strokes {
+    canvas: HtmlCanvasElement,
+    listener: Closure<dyn FnMut(PointerEvent)>,
+    /// Kept while the zone listens: the frames it asks for call it.
+    _frame: Closure<dyn FnMut()>,
+    pending: Rc<std::cell::RefCell<Pending>>,
+}
+
+const POINTER_EVENTS: [&str; 4] = ["pointerdown", "pointermove", "pointerup", "pointercancel"];
+
+/// What the listeners share: the points not yet drawn, and whether a frame is asked for.
+struct Pending {
+    points: Vec<(f64, f64)>,
+    /// The pointer went down here: the next point starts a new stroke.
+    stroke_starts: bool,
+    /// The animation frame asked for, if any.
+    frame: Option<i32>,
+}
+
+impl Strokes {
+    fn listen(canvas: HtmlCanvasElement, zone: Zone, state: Rc<std::cell::RefCell<Scratch>>, on_reveal: Rc<std::cell::RefCell<Callback<Zone>>>) -> Strokes {
+        let pending = Rc::new(std::cell::RefCell::new(Pending { points: Vec::new(), stroke_starts: false, frame: None }));
+        // Draws what was recorded: one path, one pass over the coverage grid.
+        let draw = {
+            let (canvas, pending) = (canvas.clone(), pending.clone());
+            Rc::new(move || {
+                let (points, starts) = {
+                    let mut p = pending.borrow_mut();
+                    if let (Some(frame), Some(window)) = (p.frame.take(), web_sys::window()) {
+                        // Drawn before its frame (the stroke ended): the frame has nothing left to do.
+                        let _ = window.cancel_animation_frame(frame);
+                    }
+                    (std::mem::take(&mut p.points), std::mem::replace(&mut p.stroke_starts, false))
+                };
+                let Some(&first) = points.first() else { return };
+                let mut s = state.borrow_mut();
+                if starts {
+                    s.last = None;
+                }
+                let from = s.last.unwrap_or(first);
+                erase_polyline(&canvas, from, &points);
+                super::sound::scratch();
+                let (w, h) = s.size;
+                let mut previous = from;
+                for &to in &points {
+                    s.strokes.push(((previous.0 / w, previous.1 / h), (to.0 / w, to.1 / h)));
+                    if let Some(grid) = s.grid.as_mut() {
+                        grid.stroke(previous, to, BRUSH);
+                    }
+                    previous = to;
+                }
+                s.last = Some(previous);
+                if s.grid.as_ref().is_some_and(ScratchGrid::is_past_threshold) && !s.reported {
+                    s.reported = true;
+                    drop(s);
+                    on_reveal.borrow().emit(zone);
+                }
+            })
+        };
+        // Records a point, in the zone's own CSS pixels (the on-screen box may be zoomed, see the
+        // module doc), and asks for a frame if none is asked for yet.
+        // One frame callback for the zone's life, asked for again as moves come (not one made per frame).
+        let frame = Closure::<dyn FnMut()>::new({
+            let draw = draw.clone();
+            move || draw()
+        });
+        let record = {
+            let (canvas, pending, frame) = (canvas.clone(), pending.clone(), frame.as_ref().unchecked_ref::<js_sys::Function>().clone());
+            move |e: &PointerEvent| {
+                let rect = canvas.get_bounding_client_rect();
+                let (w, h) = layout_size(&canvas);
+                let (sx, sy) = (w / rect.width().max(1.0), h / rect.height().max(1.0));
+                let mut p = pending.borrow_mut();
+                p.points.push(((f64::from(e.client_x()) - rect.left()) * sx, (f64::from(e.client_y()) - rect.top()) * sy));
+                if p.frame.is_none() {
+                    p.frame = web_sys::window().and_then(|window| window.request_animation_frame(&frame).ok());
+                }
+            }
+        };
+        // One listener for the four pointer events: one closure type in the download, not four.
+        let listener = Closure::<dyn FnMut(PointerEvent)>::new({
+            let pending = pending.clone();
+            move |e: PointerEvent| {
+                let kind = e.type_();
+                // A stroke ends: what is recorded is drawn now, and the next stroke starts afresh.
+                if kind == "pointerup" || kind == "pointercancel" {
+                    draw();
+                    pending.borrow_mut().stroke_starts = true;
+                    return;
+                }
+                // A stroke may start outside the foil (beside it, or in a round foil's corners) and scratch
+                // from where it enters: a pressed pointer arriving over the foil starts scratching there.
+                let down = kind == "pointerdown";
+                if !down && e.buttons() & 1 == 0 {
+                    return;
+                }
+                if down {
+                    e.prevent_default();
+                    pending.borrow_mut().stroke_starts = true;
+                }
+                // Capturing a pointer already captured does nothing.
+                let target: web_sys::Element = e.target_unchecked_into();
+                let _ = target.set_pointer_capture(e.pointer_id());
+                record(&e);
+            }
+        });
+        for event in POINTER_EVENTS {
+            let _ = canvas.add_event_listener_with_callback(event, listener.as_ref().unchecked_ref());
+        }
+        Strokes { canvas, listener, _frame: frame, pending }
+    }
+}
+
+impl Drop for Strokes {
+    fn drop(&mut self) {
+        for event in POINTER_EVENTS {
+            let _ = self.canvas.remove_event_listener_with_callback(event, self.listener.as_ref().unchecked_ref());
+        }
+        // No frame may call the callback once it is gone.
+        if let (Some(frame), Some(window)) = (self.pending.borrow_mut().frame.take(), web_sys::window()) {
+            let _ = window.cancel_animation_frame(frame);
+        }
+    }
 }
 
 type Segment = ((f64, f64), (f64, f64));
@@ -201,68 +337,18 @@ pub fn scratch_zone(props: &Props) -> Html {
         });
     }
 
-    // The pointer in the zone's own CSS pixels: the on-screen box may be zoomed (see the module doc).
-    let point = |e: &PointerEvent| -> (f64, f64) {
-        let target: HtmlCanvasElement = e.target_unchecked_into();
-        let rect = target.get_bounding_client_rect();
-        let (w, h) = layout_size(&target);
-        let (sx, sy) = (w / rect.width().max(1.0), h / rect.height().max(1.0));
-        ((f64::from(e.client_x()) - rect.left()) * sx, (f64::from(e.client_y()) - rect.top()) * sy)
-    };
-
-    let scratch_to = {
-        let (state, canvas_ref, on_reveal) = (state.clone(), canvas_ref.clone(), props.on_reveal.clone());
-        Rc::new(move |to: (f64, f64)| {
-            let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() else { return };
-            let mut s = state.borrow_mut();
-            let from = s.last.unwrap_or(to);
-            erase_line(&canvas, from, to);
-            super::sound::scratch();
-            s.last = Some(to);
-            let (w, h) = s.size;
-            s.strokes.push(((from.0 / w, from.1 / h), (to.0 / w, to.1 / h)));
-            if let Some(grid) = s.grid.as_mut() {
-                grid.stroke(from, to, BRUSH);
-                if grid.is_past_threshold() && !s.reported {
-                    s.reported = true;
-                    on_reveal.emit(zone);
-                }
-            }
-        })
-    };
+    // What a stroke does, kept fresh on every render for the listeners below (its callback may change).
+    let on_reveal = use_mut_ref(|| props.on_reveal.clone());
+    *on_reveal.borrow_mut() = props.on_reveal.clone();
 
     let enabled = props.scratchable && !props.revealed;
-    let onpointerdown = {
-        let (scratch_to, state) = (scratch_to.clone(), state.clone());
-        Callback::from(move |e: PointerEvent| {
-            if !enabled {
-                return;
-            }
-            e.prevent_default();
-            let target: web_sys::Element = e.target_unchecked_into();
-            let _ = target.set_pointer_capture(e.pointer_id());
-            state.borrow_mut().last = None;
-            scratch_to(point(&e));
-        })
-    };
-    // A stroke may start outside the foil (beside it, or in a round foil's corners) and scratch from
-    // where it enters: a pressed pointer arriving over the foil starts scratching there.
-    let onpointermove = {
-        let scratch_to = scratch_to.clone();
-        Callback::from(move |e: PointerEvent| {
-            if enabled && e.buttons() & 1 == 1 {
-                let target: web_sys::Element = e.target_unchecked_into();
-                if !target.has_pointer_capture(e.pointer_id()) {
-                    let _ = target.set_pointer_capture(e.pointer_id());
-                }
-                scratch_to(point(&e));
-            }
-        })
-    };
-    let onpointerup = {
-        let state = state.clone();
-        Callback::from(move |_: PointerEvent| state.borrow_mut().last = None)
-    };
+    {
+        let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
+        use_effect_with(enabled, move |&enabled| {
+            let listening = canvas_ref.cast::<HtmlCanvasElement>().filter(|_| enabled).map(|canvas| Strokes::listen(canvas, zone, state, on_reveal));
+            move || drop(listening)
+        });
+    }
     let onkeydown = {
         let (state, on_reveal) = (state.clone(), props.on_reveal.clone());
         Callback::from(move |e: KeyboardEvent| {
@@ -291,8 +377,7 @@ pub fn scratch_zone(props: &Props) -> Html {
             <div class="zone-content" aria-hidden={(!props.revealed).to_string()}>{ props.children.clone() }</div>
             <canvas ref={canvas_ref} class="foil" data-testid={format!("foil-{slug}")}
                 tabindex={if enabled { "0" } else { "-1" }} role="button" aria-label={label}
-                aria-disabled={(!enabled).to_string()}
-                {onpointerdown} {onpointermove} onpointerup={onpointerup.clone()} onpointercancel={onpointerup} {onkeydown} />
+                aria-disabled={(!enabled).to_string()} {onkeydown} />
         </div>
     }
 }

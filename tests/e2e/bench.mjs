@@ -97,42 +97,63 @@ async function startUpTimes(base, browser) {
 
 async function pointerMoveTimes(base, browser) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 2 });
+  // Timed in the page: a move from its capture at the window to its bubbling back there (the zone's own
+  // listener runs in between), and every animation frame callback of the app (the zone draws in one).
+  await page.addInitScript(() => {
+    window.moveTimes = [];
+    window.frameTimes = [];
+    let start = 0;
+    addEventListener('pointermove', () => { start = performance.now(); }, { capture: true });
+    addEventListener('pointermove', () => window.moveTimes.push(performance.now() - start));
+    const frame = window.requestAnimationFrame.bind(window);
+    window.requestAnimationFrame = callback => frame(time => {
+      const t0 = performance.now();
+      try { callback(time); } finally { window.frameTimes.push(performance.now() - t0); }
+    });
+  });
   await page.goto(base);
   await page.click('[data-testid=play-jouez]:not([disabled])');
   await page.click('[data-testid=choose-poker]');
-  const foil = page.locator('[data-testid=foil-poker-hand]');
-  const perMove = await foil.evaluate(canvas => {
-    const box = canvas.getBoundingClientRect();
-    const y = box.top + 10;
-    const event = (type, x) => new PointerEvent(type, { pointerId: 1, pointerType: 'mouse', bubbles: true, buttons: 1, clientX: x, clientY: y });
-    canvas.dispatchEvent(event('pointerdown', box.left + 2));
-    const batches = [];
-    for (let batch = 0; batch < 200; batch++) {
-      const start = performance.now();
-      for (let i = 0; i < 50; i++) {
-        // Back and forth along the line in small steps, like a quick mouse.
-        const step = (batch * 50 + i) % 200;
-        canvas.dispatchEvent(event('pointermove', box.left + 2 + (step < 100 ? step : 200 - step) * (box.width - 4) / 100));
-      }
-      batches.push((performance.now() - start) / 50);
-    }
-    canvas.dispatchEvent(event('pointerup', box.left + 2));
-    return batches;
-  });
+  const box = await page.locator('[data-testid=foil-poker-hand]').boundingBox();
+  // A real mouse (trusted events, real pointer capture), one move a frame: 60 Hz.
+  const y = box.y + 10;
+  await page.mouse.move(box.x + 2, y);
+  await page.mouse.down();
+  await page.evaluate(() => { window.moveTimes.length = 0; window.frameTimes.length = 0; });
+  for (let k = 0; k < 300; k++) {
+    const step = k % 200;
+    await page.mouse.move(box.x + 2 + (step < 100 ? step : 200 - step) * (box.width - 4) / 100, y);
+    await page.waitForTimeout(16);
+  }
+  await page.mouse.up();
+  const { moves, frames } = await page.evaluate(() => ({ moves: window.moveTimes, frames: window.frameTimes }));
   if (await page.getAttribute('[data-testid=zone-poker-hand]', 'data-revealed') !== 'false') {
     throw new Error('the zone was revealed: the measure left the handler’s full path');
   }
-  const sorted = [...perMove].sort((a, b) => a - b);
+  const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+  const mean = values => values.reduce((a, b) => a + b, 0) / values.length;
   const us = ms => `${(ms * 1000).toFixed(1).padStart(7)} µs`;
-  const mean = perMove.reduce((a, b) => a + b, 0) / perMove.length;
-  console.log(`pointermove handler on a scratch zone (${perMove.length} batches of 50 moves, device pixel ratio 2)`);
-  console.log(`  per move: mean ${us(mean)}   median batch ${us(sorted[sorted.length >> 1])}   slowest batch ${us(sorted.at(-1))}`);
-  console.log(`  goal: slowest batch under 1 ms a move: ${sorted.at(-1) < 1 ? 'met' : 'MISSED'}`);
+  const perFrame = mean(frames) + mean(moves);
+  // The browser gives this page a clock of 100 µs steps: the means, over hundreds of moves, are finer.
+  console.log(`scratching with a real mouse at one move a frame (60 Hz): ${moves.length} moves, ${frames.length} frames drawn, device pixel ratio 2`);
+  console.log(`  per move (the zone's listener): p50 ${us(percentile(moves, 0.5))}   mean ${us(mean(moves))}   p95 ${us(percentile(moves, 0.95))}   goal ≤ 50 µs p50: ${percentile(moves, 0.5) <= 0.05 ? 'met' : 'MISSED'}`);
+  console.log(`  per frame (drawing + the frame's move): mean ${us(perFrame)}   drawing p95 ${us(percentile(frames, 0.95))}   goal ≤ 1 ms: ${perFrame <= 1 ? 'met' : 'MISSED'}`);
+}
+
+/** A first ticket and its proof: the server builds the tree of the block on sale when it starts (seconds
+ * of CPU), and nothing below should be measured while it does. */
+async function warmUp(base) {
+  const guest = await (await fetch(`${base}/api/guest`, { method: 'POST' })).json();
+  const auth = { authorization: `Bearer ${guest.token}` };
+  const headers = { ...auth, 'content-type': 'application/json', 'idempotency-key': 'warm-up' };
+  const bought = await (await fetch(`${base}/api/tickets`, { method: 'POST', headers, body: '{"mode":"auto"}' })).json();
+  await fetch(`${base}/api/tickets/${bought.ticket.id}/proof`, { headers: auth });
 }
 
 const server = await startTicketServer();
 const browser = await launchBrowser();
 try {
+  await warmUp(server.base);
   await firstLoadSizes(server.base);
   await startUpTimes(server.base, browser);
   await pointerMoveTimes(server.base, browser);
