@@ -27,6 +27,9 @@ pub struct TicketView {
     pub payload: String,
     /// Uncovered zones (0–11), in the order they were uncovered.
     pub revealed: Vec<usize>,
+    /// When each of them was uncovered (unix seconds), in the same order; empty for a ticket played
+    /// before the server kept these times.
+    pub revealed_at: Vec<i64>,
     pub first_surface: Option<Surface>,
     pub state: TicketState,
     /// The win, once credited; hidden before, so that nothing leaks ahead of the scratching.

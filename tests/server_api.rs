@@ -294,6 +294,13 @@ async fn history_lists_the_last_tickets_and_players_never_see_each_other() {
     let newest_first: Vec<&str> = ids.iter().rev().take(10).map(String::as_str).collect();
     assert_eq!(listed, newest_first);
     assert!(history[0]["payload"].as_str().unwrap().split('.').count() == 3);
+    // The next page goes on from the last ticket of this one.
+    let (status, older) = s.call(&a, M::GET, &format!("/api/tickets?limit=10&before={}", listed[9]), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let older: Vec<&str> = older.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(older, [ids[1].as_str(), ids[0].as_str()]);
+    let (status, err) = s.call(&b, M::GET, &format!("/api/tickets?before={}", ids[0]), None).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "no paging from another's ticket");
 
     let (status, err) = s.call(&b, M::GET, &format!("/api/tickets/{}", ids[0]), None).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));

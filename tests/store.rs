@@ -79,6 +79,7 @@ conformance!(
     a_crowd_buying_at_once_is_answered_sale_by_sale,
     operator_payouts_racing_never_overdraw_a_wallet,
     expired_sessions_and_stale_guests_are_purged,
+    history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -230,7 +231,7 @@ async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
         for zone in 0..12usize {
             for _ in 0..2 {
                 let (store, p) = (store.clone(), p.clone());
-                racing.spawn(async move { ("reveal", Some(zone), store.reveal(&p, "t-race", vec![zone]).await.map(|_| ())) });
+                racing.spawn(async move { ("reveal", Some(zone), store.reveal(&p, "t-race", vec![zone], NOW + round).await.map(|_| ())) });
             }
         }
         for _ in 0..3 {
@@ -258,6 +259,8 @@ async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
     let mut zones = done.revealed.clone();
     zones.sort();
     assert_eq!(zones, (0..12).collect::<Vec<_>>(), "every zone once: {:?}", done.revealed);
+    assert_eq!(done.revealed_at.len(), 12, "a time for each zone: {done:?}");
+    assert!(done.revealed_at.is_sorted(), "times in the order uncovered: {:?}", done.revealed_at);
     assert!(accepted.iter().all(|z| done.revealed.contains(z)), "no accepted reveal lost");
     if mode == Mode::Jouez {
         let first = Zone::from_index(done.revealed[0]).unwrap().surface();
@@ -366,12 +369,53 @@ async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {
     let (a, b) = (player(&*store, "p-a", 10).await, player(&*store, "p-b", 10).await);
     let t = store.sell(sale(&a, "k", Mode::Auto, "t-a")).await.unwrap().ticket;
     assert_eq!(store.ticket(&b, &t.id).await, Err(StoreError::NotFound("ticket")));
-    assert_eq!(store.reveal(&b, &t.id, vec![0]).await, Err(StoreError::NotFound("ticket")));
+    assert_eq!(store.reveal(&b, &t.id, vec![0], NOW).await, Err(StoreError::NotFound("ticket")));
     assert_eq!(store.complete(&b, &t.id, NOW).await, Err(StoreError::NotFound("ticket")));
-    assert!(store.history(&b, 10).await.unwrap().is_empty());
-    assert_eq!(store.history(&a, 10).await.unwrap(), vec![t]);
+    assert!(store.history(&b, 10, None).await.unwrap().is_empty());
+    assert_eq!(store.history(&b, 10, Some(&t.id)).await, Err(StoreError::NotFound("ticket")), "no paging from another's ticket");
+    assert_eq!(store.history(&a, 10, None).await.unwrap(), vec![t]);
     // The same key is another player's own key: it buys another ticket.
     assert!(!store.sell(sale(&b, "k", Mode::Auto, "t-b")).await.unwrap().replayed);
+}
+
+async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(10)).await;
+    let p = player(&*store, "p-pages", 30).await;
+    // Five tickets sold in the same second: the pages still follow the order of sale.
+    for i in 0..5 {
+        store.sell(sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t{i}"))).await.unwrap();
+    }
+    let mut pages = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let page: Vec<String> = store.history(&p, 2, before.as_deref()).await.unwrap().into_iter().map(|t| t.id).collect();
+        if page.is_empty() {
+            break;
+        }
+        before = page.last().cloned();
+        pages.push(page);
+    }
+    assert_eq!(pages, [vec!["t4", "t3"], vec!["t2", "t1"], vec!["t0"]]);
+    // A sale while paging does not shift the next page.
+    store.sell(sale(&p, "k5", Mode::Jouez, "t5")).await.unwrap();
+    assert_eq!(store.history(&p, 2, Some("t3")).await.unwrap().iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["t2", "t1"]);
+
+    store.reveal(&p, "t0", vec![4], NOW + 5).await.unwrap();
+    let t = store.reveal(&p, "t0", vec![3, 4, 2], NOW + 7).await.unwrap();
+    assert_eq!((t.revealed, t.revealed_at), (vec![4, 3, 2], vec![NOW + 5, NOW + 7, NOW + 7]), "a zone sent again keeps its time");
+    // The rest of the roulette first (« Jouez »), then the other surfaces.
+    for z in [5, 0, 1, 6, 7, 8, 9, 10, 11] {
+        store.reveal(&p, "t0", vec![z], NOW + 20 + z as i64).await.unwrap();
+    }
+    let done = store.complete(&p, "t0", NOW + 40).await.unwrap().ticket;
+    assert_eq!(done.revealed_at.len(), 12);
+    assert_eq!(done.revealed_at[..5], [NOW + 5, NOW + 7, NOW + 7, NOW + 25, NOW + 20]);
+    assert_eq!(store.history(&p, 1, Some("t1")).await.unwrap()[0], done, "history shows the times too");
+    // « Auto »: the completion uncovers what is left, all at its time.
+    store.sell(sale(&p, "k-auto", Mode::Auto, "t-auto")).await.unwrap();
+    store.reveal(&p, "t-auto", vec![11], NOW + 60).await.unwrap();
+    let auto = store.complete(&p, "t-auto", NOW + 61).await.unwrap().ticket;
+    assert_eq!(auto.revealed_at, [vec![NOW + 60], vec![NOW + 61; 11]].concat());
 }
 
 async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {

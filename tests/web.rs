@@ -197,6 +197,7 @@ fn signed_view(signer: &TicketSigner, claims: &TicketClaims) -> TicketView {
         mode: Mode::Jouez,
         payload: signer.sign(claims),
         revealed: vec![],
+        revealed_at: vec![],
         first_surface: None,
         state: TicketState::Playing,
         win_cents: None,

@@ -35,6 +35,7 @@ fn view(t: TicketRecord, payload: String) -> TicketView {
         mode: t.mode,
         payload,
         revealed: t.revealed,
+        revealed_at: t.revealed_at,
         state,
         sold_at: t.sold_at,
     }
@@ -103,18 +104,25 @@ pub struct HistoryQuery {
     /// How many tickets, 1 to 100 (20 by default).
     #[param(minimum = 1, maximum = 100)]
     limit: Option<u32>,
+    /// The next page: the tickets sold before this one (the id of the last ticket of the page before).
+    before: Option<String>,
 }
 
-/// `GET /api/tickets?limit=N`: the player's last tickets, newest first (20 by default, 100 at most).
+/// `GET /api/tickets?limit=N&before=ID`: the player's tickets, newest first (20 by default, 100 at
+/// most); `before` pages on from a ticket of theirs (another's, or none, is 404).
 #[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])), params(HistoryQuery),
-    responses((status = 200, description = "The last tickets, newest first", body = Vec<TicketView>), SessionRefusals))]
+    responses(
+        (status = 200, description = "The last tickets, newest first", body = Vec<TicketView>),
+        (status = 404, description = "`before` is not a ticket of this player", body = ErrorBody),
+        SessionRefusals,
+    ))]
 pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q): ApiQuery<HistoryQuery>) -> Result<ApiJson<Vec<TicketView>>, ApiError> {
     let limit = q.limit.unwrap_or(20);
     if !(1..=100).contains(&limit) {
         return Err(ApiError::BadRequest(format!("limit is 1 to 100, not {limit}")));
     }
     let mut views = Vec::new();
-    for ticket in state.store.history(&player.id, limit).await? {
+    for ticket in state.store.history(&player.id, limit, q.before.as_deref()).await? {
         views.push(state.view(ticket).await?);
     }
     Ok(ApiJson(views))
@@ -160,7 +168,7 @@ pub struct Reveal {
         TicketRefusals,
     ))]
 pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>, ApiJson(body): ApiJson<Reveal>) -> Result<ApiJson<TicketView>, ApiError> {
-    let ticket = state.store.reveal(&player.id, &id, body.zones).await?;
+    let ticket = state.store.reveal(&player.id, &id, body.zones, now()).await?;
     Ok(ApiJson(state.view(ticket).await?))
 }
 

@@ -108,6 +108,7 @@ fn prepare(specimen: Specimen, index: u32, key: &LocalKey) -> Prepared {
                 mode: Mode::Auto,
                 payload: key.signer.sign(&claims),
                 revealed: Vec::new(),
+                revealed_at: Vec::new(),
                 first_surface: None,
                 state: TicketState::Playing,
                 win_cents: None,

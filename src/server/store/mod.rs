@@ -130,6 +130,9 @@ pub struct TicketRecord {
     pub lot: Cents,
     /// Uncovered zones (0–11), in the order uncovered.
     pub revealed: Vec<usize>,
+    /// When each of `revealed` was uncovered (unix seconds); empty for a ticket uncovered before the
+    /// store kept the times.
+    pub revealed_at: Vec<i64>,
     pub sold_at: i64,
     pub credited_at: Option<i64>,
     pub finished_at: Option<i64>,
@@ -229,6 +232,7 @@ impl TicketRecord {
             mode: request.mode,
             lot,
             revealed: Vec::new(),
+            revealed_at: Vec::new(),
             sold_at: request.now,
             credited_at: None,
             finished_at: None,
@@ -239,7 +243,7 @@ impl TicketRecord {
 // What both implementations store alike.
 
 /// The columns a `TicketRecord` is read from, in order.
-const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at";
+const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at, revealed_at";
 
 /// An amount read back from a column that never holds a negative one.
 fn cents(amount: i64) -> Result<Cents, StoreError> {
@@ -251,9 +255,22 @@ fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
     i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
 }
 
-/// Uncovered zones as a ticket row keeps them: a JSON list, compared whole by the compare-and-set.
-fn revealed_json(revealed: &[usize]) -> String {
-    serde_json::to_string(revealed).expect("a list of numbers serialises")
+/// Uncovered zones (or their times) as a ticket row keeps them: a JSON list, compared whole by the
+/// compare-and-set.
+fn json_list<T: serde::Serialize>(list: &[T]) -> String {
+    serde_json::to_string(list).expect("a list of numbers serialises")
+}
+
+impl TicketRecord {
+    /// This ticket with `after` uncovered, the new zones at `now`. A ticket whose earlier times were
+    /// not kept keeps none, rather than times out of step with its zones.
+    fn uncovered(&self, after: Vec<usize>, now: i64) -> TicketRecord {
+        let mut revealed_at = self.revealed_at.clone();
+        if revealed_at.len() == self.revealed.len() {
+            revealed_at.resize(after.len(), now);
+        }
+        TicketRecord { revealed: after, revealed_at, ..self.clone() }
+    }
 }
 
 /// Everything the server persists. See the module documentation for the concurrency contract.
@@ -283,7 +300,7 @@ pub trait Store: Send + Sync {
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError>;
     /// Adds uncovered zones to a ticket of this player, enforcing « Jouez » (`play::apply_reveal`);
     /// a finished ticket is [`StoreError::Finished`].
-    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError>;
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError>;
     /// Ends a game and credits its win once. « Jouez » needs every zone uncovered; « Auto » uncovers
     /// what remains. Completing a finished ticket again is [`StoreError::Finished`] and changes nothing.
     async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError>;
@@ -299,8 +316,9 @@ pub trait Store: Send + Sync {
 
     /// A ticket of this player; another player's is "not found", never "forbidden".
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError>;
-    /// The player's last tickets, newest first.
-    async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError>;
+    /// The player's last tickets, newest first; with `before`, those sold before that ticket of theirs
+    /// (the next page: a cursor that new sales do not shift).
+    async fn history(&self, player_id: &str, limit: u32, before: Option<&str>) -> Result<Vec<TicketRecord>, StoreError>;
 
     /// Stores a made block with its design and commitment; a block is never replaced.
     async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError>;

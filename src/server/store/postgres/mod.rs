@@ -23,7 +23,7 @@ use super::why_not_registered;
 use crate::server::names::PlayerName;
 use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
-    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
+    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, json_list, sql_amount,
 };
 use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
@@ -290,6 +290,7 @@ fn ticket_row(r: &Row) -> Result<TicketRecord, StoreError> {
         sold_at: r.get(8),
         credited_at: r.get(9),
         finished_at: r.get(10),
+        revealed_at: serde_json::from_str(r.get(11)).map_err(|e| StoreError::Backend(format!("a ticket's reveal times: {e}")))?,
     })
 }
 
@@ -299,13 +300,13 @@ async fn ticket(client: &impl GenericClient, player: &str, id: &str) -> Result<T
 }
 
 
-/// Replaces a ticket's uncovered zones if they are still `before` (compare-and-set: the `UPDATE` checks
-/// the newest version of the row). Returns whether it did.
-async fn set_revealed(tx: &Transaction<'_>, id: &str, before: &[usize], after: &[usize], finished_at: Option<i64>) -> Result<bool, Failure> {
+/// Replaces a ticket's uncovered zones (and their times) if they are still those of `before`
+/// (compare-and-set: the `UPDATE` checks the newest version of the row). Returns whether it did.
+async fn set_revealed(tx: &Transaction<'_>, before: &TicketRecord, after: &TicketRecord, finished_at: Option<i64>) -> Result<bool, Failure> {
     let changed = tx
         .execute(
-            "UPDATE tickets SET revealed = $3, finished_at = COALESCE(finished_at, $4) WHERE id = $1 AND revealed = $2 AND finished_at IS NULL",
-            &[&id, &revealed_json(before), &revealed_json(after), &finished_at],
+            "UPDATE tickets SET revealed = $3, revealed_at = $4, finished_at = COALESCE(finished_at, $5) WHERE id = $1 AND revealed = $2 AND finished_at IS NULL",
+            &[&before.id, &json_list(&before.revealed), &json_list(&after.revealed), &json_list(&after.revealed_at), &finished_at],
         )
         .await?;
     Ok(changed == 1)
@@ -632,7 +633,7 @@ impl Store for PostgresStore {
         answered.await.map_err(|_| StoreError::Backend("a sale grouper stopped before answering".into()))?
     }
 
-    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError> {
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError> {
         self.core.unit(|tx| {
             let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
             Box::pin(async move {
@@ -643,11 +644,12 @@ impl Store for PostgresStore {
                 let mut revealed = t.revealed.clone();
                 apply_reveal(t.mode, &mut revealed, &zones).map_err(StoreError::from)?;
                 if revealed != t.revealed {
-                    if !set_revealed(tx, &id, &t.revealed, &revealed, None).await? {
+                    let after = t.uncovered(revealed, now);
+                    if !set_revealed(tx, &t, &after, None).await? {
                         // Another reveal or the completion changed it since it was read: start again.
                         return Err(Failure::Retry("the ticket changed under a reveal".into()));
                     }
-                    t.revealed = revealed;
+                    t = after;
                 }
                 Ok(t)
             })
@@ -668,7 +670,7 @@ impl Store for PostgresStore {
                     return Err(StoreError::ZonesLeft(missing).into());
                 }
                 let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-                if !set_revealed(tx, &id, &t.revealed, &all, Some(now)).await? {
+                if !set_revealed(tx, &t, &t.uncovered(all, now), Some(now)).await? {
                     return Err(Failure::Retry("the ticket changed under its completion".into()));
                 }
                 credit_win(tx, &id, now).await?;
@@ -764,10 +766,22 @@ impl Store for PostgresStore {
         self.core.read(async |client| ticket(client, player_id, ticket_id).await).await
     }
 
-    async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError> {
+    async fn history(&self, player_id: &str, limit: u32, before: Option<&str>) -> Result<Vec<TicketRecord>, StoreError> {
         self.core.read(async |client| {
+            // Newest first by sale; a page goes on below its cursor's place in that order.
+            let cursor: i64 = match before {
+                None => i64::MAX,
+                Some(id) => client
+                    .query_opt("SELECT seq FROM tickets WHERE id = $1 AND player_id = $2", &[&id, &player_id])
+                    .await?
+                    .ok_or(StoreError::NotFound("ticket"))?
+                    .get(0),
+            };
             let rows = client
-                .query(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 ORDER BY seq DESC LIMIT $2"), &[&player_id, &i64::from(limit)])
+                .query(
+                    &format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3"),
+                    &[&player_id, &cursor, &i64::from(limit)],
+                )
                 .await?;
             Ok(rows.iter().map(ticket_row).collect::<Result<_, _>>()?)
         })

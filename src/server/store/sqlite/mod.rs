@@ -11,7 +11,7 @@ use super::why_not_registered;
 use crate::server::names::PlayerName;
 use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
-    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, revealed_json, sql_amount,
+    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, json_list, sql_amount,
 };
 use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
@@ -214,6 +214,7 @@ fn ticket_row(r: &Row) -> rusqlite::Result<TicketRecord> {
         sold_at: r.get(8)?,
         credited_at: r.get(9)?,
         finished_at: r.get(10)?,
+        revealed_at: serde_json::from_str(&r.get::<_, String>(11)?).map_err(|_| invalid(11, "revealed_at"))?,
     })
 }
 
@@ -225,14 +226,14 @@ fn ticket(conn: &Connection, player_id: &str, ticket_id: &str) -> Result<TicketR
 }
 
 
-/// Replaces a ticket's uncovered zones if they are still `before` (compare-and-set: a write that read
-/// an older list changes nothing). Returns whether it did.
-fn set_revealed(conn: &Connection, id: &str, before: &[usize], after: &[usize], finished_at: Option<i64>) -> Result<bool, StoreError> {
+/// Replaces a ticket's uncovered zones (and their times) if they are still those of `before`
+/// (compare-and-set: a write that read an older list changes nothing). Returns whether it did.
+fn set_revealed(conn: &Connection, before: &TicketRecord, after: &TicketRecord, finished_at: Option<i64>) -> Result<bool, StoreError> {
     let changed = conn
         .prepare_cached(
-            "UPDATE tickets SET revealed = ?3, finished_at = COALESCE(finished_at, ?4) WHERE id = ?1 AND revealed = ?2 AND finished_at IS NULL",
+            "UPDATE tickets SET revealed = ?3, revealed_at = ?4, finished_at = COALESCE(finished_at, ?5) WHERE id = ?1 AND revealed = ?2 AND finished_at IS NULL",
         )?
-        .execute(params![id, revealed_json(before), revealed_json(after), finished_at])?;
+        .execute(params![before.id, json_list(&before.revealed), json_list(&after.revealed), json_list(&after.revealed_at), finished_at])?;
     Ok(changed == 1)
 }
 
@@ -513,7 +514,7 @@ impl Store for SqliteStore {
         self.write(move |conn, lots| sell(conn, lots, &request)).await
     }
 
-    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>) -> Result<TicketRecord, StoreError> {
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError> {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
         self.write(move |conn, _| {
             let mut t = ticket(conn, &player_id, &ticket_id)?;
@@ -524,10 +525,11 @@ impl Store for SqliteStore {
             apply_reveal(t.mode, &mut revealed, &zones)?;
             if revealed != t.revealed {
                 // The writer runs one write at a time, so the list read above is still current.
-                if !set_revealed(conn, &t.id, &t.revealed, &revealed, None)? {
+                let after = t.uncovered(revealed, now);
+                if !set_revealed(conn, &t, &after, None)? {
                     return Err(StoreError::Backend("the ticket changed under a reveal".into()));
                 }
-                t.revealed = revealed;
+                t = after;
             }
             Ok(t)
         })
@@ -546,7 +548,7 @@ impl Store for SqliteStore {
                 return Err(StoreError::ZonesLeft(missing));
             }
             let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-            if !set_revealed(conn, &t.id, &t.revealed, &all, Some(now))? {
+            if !set_revealed(conn, &t, &t.uncovered(all, now), Some(now))? {
                 return Err(StoreError::Backend("the ticket changed under its completion".into()));
             }
             credit_win(conn, &t.id, now)?;
@@ -608,12 +610,23 @@ impl Store for SqliteStore {
         self.read(false, move |conn| ticket(conn, &player_id, &ticket_id)).await
     }
 
-    async fn history(&self, player_id: &str, limit: u32) -> Result<Vec<TicketRecord>, StoreError> {
-        let player_id = player_id.to_owned();
+    async fn history(&self, player_id: &str, limit: u32, before: Option<&str>) -> Result<Vec<TicketRecord>, StoreError> {
+        let (player_id, before) = (player_id.to_owned(), before.map(str::to_owned));
         self.read(false, move |conn| {
+            // Newest first by (sold_at, rowid); a page goes on below its cursor's place in that order.
+            let cursor: (i64, i64) = match before {
+                None => (i64::MAX, i64::MAX),
+                Some(id) => conn
+                    .prepare_cached("SELECT sold_at, rowid FROM tickets WHERE id = ?1 AND player_id = ?2")?
+                    .query_row(params![id, player_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()?
+                    .ok_or(StoreError::NotFound("ticket"))?,
+            };
             Ok(conn
-                .prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 ORDER BY sold_at DESC, rowid DESC LIMIT ?2"))?
-                .query_map(params![player_id, limit], ticket_row)?
+                .prepare_cached(&format!(
+                    "SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 AND (sold_at, rowid) < (?2, ?3) ORDER BY sold_at DESC, rowid DESC LIMIT ?4"
+                ))?
+                .query_map(params![player_id, cursor.0, cursor.1, limit], ticket_row)?
                 .collect::<Result<_, _>>()?)
         })
         .await
