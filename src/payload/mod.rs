@@ -162,11 +162,11 @@ pub struct VerifiedTicket {
 pub enum PayloadError {
     #[error("the payload is not a compact JWS: {0}")]
     Malformed(&'static str),
-    #[error("the payload's algorithm {0:?} is not EdDSA")]
+    #[error("the payload's algorithm « {0} » is not EdDSA")]
     Algorithm(String),
-    #[error("no published key has the id {0:?}")]
+    #[error("no published key has the id « {0} »")]
     UnknownKey(String),
-    #[error("the key {0:?} is not a usable Ed25519 key")]
+    #[error("the key « {0} » is not a usable Ed25519 key")]
     UnsupportedKey(String),
     #[error("the signature does not match the payload")]
     Signature,

@@ -60,8 +60,10 @@ fn network(message: String) -> ApiFailure {
 /// Waits for the answer and its whole body. A body cut short reads as a failed connection: the caller
 /// retries as for one.
 async fn answer(sent: Result<Response, gloo_net::Error>) -> Result<Answer, ApiFailure> {
-    let response = sent.map_err(|e| network(e.to_string()))?;
-    let body = response.text().await.map_err(|e| network(e.to_string()))?;
+    // Not the error's own text: formatting it would bring serde_json's and std::io's messages into
+    // the download (gloo-net's error can hold them), for a failure the player reads the same anyway.
+    let response = sent.map_err(|_| network("no answer".into()))?;
+    let body = response.text().await.map_err(|_| network("answer cut short".into()))?;
     Ok(Answer { url: response.url(), status: response.status(), status_text: response.status_text(), body })
 }
 
@@ -80,7 +82,9 @@ async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> R
 /// The request with a JSON body.
 fn with_json(request: RequestBuilder, body: &impl Serialize) -> Request {
     let text = json::to_string(body).expect("plain structs serialise");
-    request.header("Content-Type", "application/json").body(text).expect("a string body")
+    // Not `expect`: its message would format gloo-net's error, and bring serde_json's into the download.
+    let Ok(request) = request.header("Content-Type", "application/json").body(text) else { unreachable!("a string body is always accepted") };
+    request
 }
 
 /// The answer to a start-up request the page sent, and read, before the app loaded
@@ -159,9 +163,15 @@ pub async fn committed_root(emission: u32, block: u32) -> Result<CommittedRoot, 
     read(Request::get(&format!("/api/blocks/{emission}/{block}")).send().await).await
 }
 
-pub async fn history() -> Result<Vec<TicketView>, ApiFailure> {
-    read(Request::get("/api/tickets?limit=10").send().await).await
+/// One page of the history, newest first: the page after `before` (a ticket's id), or the first. One
+/// ticket more than a page holds, to know whether another page follows.
+pub async fn history(before: Option<&str>) -> Result<Vec<TicketView>, ApiFailure> {
+    let after = before.map(|id| format!("&before={id}")).unwrap_or_default();
+    read(Request::get(&format!("/api/tickets?limit={}{after}", HISTORY_PAGE + 1)).send().await).await
 }
+
+/// Tickets on a page of the history.
+pub const HISTORY_PAGE: usize = 10;
 
 pub async fn buy(mode: &str, idempotency_key: &str) -> Result<TicketAndBalance, ApiFailure> {
     #[derive(Serialize)]

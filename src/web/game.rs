@@ -8,6 +8,7 @@ use crate::payload::{Jwks, PayloadError, SignedPayload, TicketClaims, VerifiedTi
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
 use super::account::{account_bar, use_account_form};
+use super::history::{Turn, history_panel, recall_banner};
 use super::api::{self, ApiFailure, TicketView};
 use super::scratch_zone;
 use super::sound;
@@ -115,11 +116,23 @@ pub struct Model {
     /// Announced politely (aria-live): progress and wins.
     message: String,
     error: Option<String>,
+    /// A page of the history, with one ticket more when an older page follows.
     history: Vec<TicketView>,
+    /// Where the pages above this one start (each the `before` of its page): none on the first page.
+    history_cursors: Vec<String>,
+    /// A finished ticket looked at again.
+    recall: Option<Recall>,
     /// A purchase the server has not answered yet: the player may only retry it.
     pending_purchase: Option<Mode>,
     /// The network failed under play: the game goes on and is sent again until the server has it.
     reconnecting: bool,
+}
+
+/// A finished ticket recalled from the history, and the game to go back to.
+#[derive(Clone, PartialEq)]
+struct Recall {
+    view: TicketView,
+    back_to: Option<Game>,
 }
 
 pub enum Msg {
@@ -127,7 +140,12 @@ pub enum Msg {
     /// The guest became this account.
     Named(String),
     Balance(i64),
-    History(Vec<TicketView>),
+    /// A page of the history, and the cursors of the pages above it.
+    History { tickets: Vec<TicketView>, cursors: Vec<String> },
+    /// A finished ticket to look at again (it opens next).
+    Recall(TicketView),
+    /// « Retour au jeu »: the game the player had before the recall.
+    EndRecall,
     /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
     Open(Box<Game>),
     Play(Action),
@@ -157,8 +175,25 @@ impl Reducible for Model {
             }
             Msg::Named(name) => m.player_name = Some(name),
             Msg::Balance(b) => m.balance = Some(b),
-            Msg::History(h) => m.history = h,
+            Msg::History { tickets, cursors } => {
+                m.history = tickets;
+                m.history_cursors = cursors;
+            }
+            Msg::Recall(view) => {
+                // Recalling one ticket after another still goes back to the game before them.
+                let back_to = m.recall.take().map_or_else(|| m.game.clone(), |r| r.back_to);
+                m.recall = Some(Recall { view, back_to });
+            }
+            Msg::EndRecall => {
+                if let Some(r) = m.recall.take() {
+                    m.game = r.back_to;
+                    m.message.clear();
+                }
+            }
             Msg::Open(game) => {
+                if m.recall.as_ref().is_some_and(|r| r.view.id != game.ticket_id) {
+                    m.recall = None;
+                }
                 m.message = if game.completed {
                     format!("Ticket {} : {}", game.serial, result_text(&game))
                 } else if game.needs_choice() {
@@ -346,9 +381,10 @@ fn fail(dispatch: &Dispatch, e: ApiFailure) {
     dispatch.dispatch(Msg::Fail(e.message_fr()));
 }
 
+/// Shows the history's first page again (after a purchase or a result).
 async fn refresh_history(dispatch: &Dispatch) {
-    if let Ok(h) = api::history().await {
-        dispatch.dispatch(Msg::History(h));
+    if let Ok(tickets) = api::history(None).await {
+        dispatch.dispatch(Msg::History { tickets, cursors: Vec::new() });
     }
 }
 
@@ -367,8 +403,8 @@ async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
         purchase.begin(&dispatch, &pending);
         return purchase_until_answered(dispatch, purchase, pending, Rc::new(jwks)).await;
     }
-    let Ok(history) = api::history().await else { return };
-    dispatch.dispatch(Msg::History(history.clone()));
+    let Ok(history) = api::history(None).await else { return };
+    dispatch.dispatch(Msg::History { tickets: history.clone(), cursors: Vec::new() });
     if let Some(unfinished) = history.iter().find(|t| t.state != TicketState::Finished) {
         resume(dispatch, unfinished.clone(), jwks).await;
     }
@@ -542,14 +578,6 @@ async fn finish(dispatch: &Dispatch, ticket_id: &str) {
     }
 }
 
-fn french_time(unix: i64) -> String {
-    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix as f64 * 1000.0));
-    let options = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&options, &"dateStyle".into(), &"short".into());
-    let _ = js_sys::Reflect::set(&options, &"timeStyle".into(), &"short".into());
-    date.to_locale_string("fr-FR", &options).into()
-}
-
 #[function_component(App)]
 pub fn app() -> Html {
     let model = use_reducer(Model::default);
@@ -658,14 +686,36 @@ pub fn app() -> Html {
             });
         })
     };
-    let on_recall = |view: TicketView| {
-        let (dispatch, jwks) = (dispatch.clone(), model.jwks.clone());
+    // A finished ticket is recalled as it ended; an unfinished one goes on being played.
+    let on_recall = |view: &TicketView| {
+        let (dispatch, jwks, view) = (dispatch.clone(), model.jwks.clone(), view.clone());
         Callback::from(move |_: MouseEvent| {
             if let Some(jwks) = jwks.clone() {
+                if view.state == TicketState::Finished {
+                    dispatch.dispatch(Msg::Recall(view.clone()));
+                }
                 yew::platform::spawn_local(resume(dispatch.clone(), view.clone(), (*jwks).clone()));
             }
         })
     };
+    let on_turn = {
+        let (dispatch, cursors) = (dispatch.clone(), model.history_cursors.clone());
+        Callback::from(move |turn: Turn| {
+            let mut cursors = cursors.clone();
+            match turn {
+                Turn::Older(after) => cursors.push(after),
+                Turn::Newer => _ = cursors.pop(),
+            }
+            let dispatch = dispatch.clone();
+            yew::platform::spawn_local(async move {
+                match api::history(cursors.last().map(String::as_str)).await {
+                    Ok(tickets) => dispatch.dispatch(Msg::History { tickets, cursors }),
+                    Err(e) => fail(&dispatch, e),
+                }
+            });
+        })
+    };
+    let recall = model.recall.as_ref().filter(|r| model.game.as_ref().is_some_and(|g| g.ticket_id == r.view.id));
 
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
     let can_buy = model.jwks.is_some() && !model.busy && !playing && model.pending_purchase.is_none();
@@ -680,6 +730,9 @@ pub fn app() -> Html {
             <div class={classes!("result", won.then_some("won"), celebration(lot))} data-testid="result">
                 { if won { html! { <><span class="result-title">{ "Gagné !" }</span><span class="result-amount" ref={amount.clone()} data-testid="result-amount">{ lot.to_string() }</span></> } }
                   else { html! { <span class="result-title">{ "Pas de gain cette fois" }</span> } } }
+                if recall.is_none() {
+                    <button class="replay" data-testid="replay" disabled={!can_buy} onclick={purchase(Some(g.mode))}>{ "Rejouer" }</button>
+                }
                 if lot >= Cents::euros(50) && !super::scratch_zone::prefers_reduced_motion() { { confetti(lot) } }
             </div>
         }
@@ -724,6 +777,7 @@ pub fn app() -> Html {
                         }
                     </p>
                 }) }
+                { for recall.map(|r| recall_banner(&r.view, { let dispatch = dispatch.clone(); Callback::from(move |_| dispatch.dispatch(Msg::EndRecall)) })) }
                 { for result }
                 { match &model.game {
                     Some(g) => html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} on_reveal={on_reveal} on_choose={on_choose} /> },
@@ -735,29 +789,7 @@ pub fn app() -> Html {
                         </div>
                     },
                 } }
-                <aside class="history" data-testid="history" aria-label="Historique">
-                    <h2>{ "Historique" }</h2>
-                    if model.history.is_empty() { <p class="empty">{ "Aucun ticket pour l'instant." }</p> }
-                    <ol>
-                        { for model.history.iter().enumerate().map(|(i, t)| {
-                            let state = match (t.state, t.win_cents) {
-                                (TicketState::Finished, Some(0)) => "perdu".to_owned(),
-                                (TicketState::Finished, Some(w)) => format!("gagné {}", crate::money::Cents(w)),
-                                (TicketState::Settled, _) => "à terminer (gain crédité)".to_owned(),
-                                _ => "en cours".to_owned(),
-                            };
-                            html! {
-                                <li>
-                                    <button class="history-item" data-testid={format!("history-item-{i}")} onclick={on_recall(t.clone())}>
-                                        <span class="h-serial">{ &t.serial }</span>
-                                        <span class="h-date">{ french_time(t.sold_at) }</span>
-                                        <span class="h-state">{ state }</span>
-                                    </button>
-                                </li>
-                            }
-                        }) }
-                    </ol>
-                </aside>
+                { history_panel(&model.history, model.history_cursors.is_empty(), on_recall, &on_turn) }
             </main>
             <footer data-testid="responsible-gaming">
                 if model.demo { { "Jeu de démonstration — les gains sont fictifs. " } }

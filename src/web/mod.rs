@@ -11,6 +11,7 @@
 //!
 //! And what both use:
 //! - [`ticket`]: the ticket card and the artwork of every symbol, shared by both.
+//! - [`history`]: the game's history pages and the recall of a finished ticket.
 //! - [`scratch_zone`]: one canvas scratch zone.
 //! - [`api`]: the ticket server's API.
 //!
@@ -21,6 +22,7 @@
 pub mod account;
 pub mod api;
 pub mod game;
+pub mod history;
 pub mod inclusion;
 #[cfg(feature = "preview")]
 pub mod preview;

@@ -211,6 +211,60 @@ test('Auto uncovers every zone by itself, then shows the lot; history recalls th
   await context.close();
 });
 
+test('« Rejouer » buys the next ticket; a recall is marked, lists its steps with their times, and goes back to the game; history pages by ten', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const first = await lastTicket(page);
+  await page.click('[data-testid=replay]');
+  await page.waitForFunction(serial => !document.querySelector('[data-testid=serial]')?.textContent.includes(serial), first.serial);
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const second = await lastTicket(page);
+  assert.equal(second.mode, 'auto', '« Rejouer » plays as the ticket before');
+  assert.notEqual(second.id, first.id);
+
+  await page.click('[data-testid=history-item-1]');
+  await page.waitForSelector('[data-testid=recall]');
+  const recall = await page.locator('[data-testid=recall]').textContent();
+  assert.match(recall, /Rappel/);
+  assert.ok(recall.includes(first.serial), recall);
+  const steps = page.locator('[data-testid=recall-steps] li');
+  assert.equal(await steps.count(), 12, 'every zone, once');
+  const times = await steps.locator('time').allTextContents();
+  assert.equal(times.length, 12);
+  for (const time of times) assert.match(time, /^\d\d:\d\d:\d\d$/);
+  assert.deepEqual(times, [...times].sort(), 'in the order uncovered');
+  await page.waitForFunction(serial => document.querySelector('[data-testid=serial]')?.textContent.includes(serial), first.serial);
+  assert.equal(await page.locator('[data-testid=replay]').count(), 0, 'no « Rejouer » on a recall');
+  await page.screenshot({ path: join(artifacts, '06-recall.png'), fullPage: true });
+  await page.click('[data-testid=recall-back]');
+  await page.waitForFunction(serial => document.querySelector('[data-testid=serial]')?.textContent.includes(serial), second.serial);
+  assert.equal(await page.locator('[data-testid=recall]').count(), 0);
+
+  // Ten more tickets bought and finished elsewhere (the API), then the page again: 12 in all.
+  await page.evaluate(async () => {
+    for (let i = 0; i < 10; i++) {
+      const bought = await fetch('/api/tickets', { method: 'POST', headers: { 'content-type': 'application/json', 'Idempotency-Key': `page-${i}` }, body: '{"mode":"auto"}' });
+      const { ticket } = await bought.json();
+      await fetch(`/api/tickets/${ticket.id}/complete`, { method: 'POST' });
+    }
+  });
+  await page.reload();
+  await page.waitForSelector('[data-testid=history-item-9]');
+  assert.equal(await page.locator('.history-item').count(), 10);
+  assert.equal(await page.isDisabled('[data-testid=history-newer]'), true);
+  await page.click('[data-testid=history-older]');
+  await page.waitForFunction(() => document.querySelectorAll('.history-item').length === 2);
+  const older = await page.locator('.h-serial').allTextContents();
+  assert.deepEqual(older, [second.serial, first.serial], 'the oldest two, newest first');
+  assert.equal(await page.isDisabled('[data-testid=history-older]'), true, 'no page after the last');
+  assert.match(await page.locator('[data-testid=history-item-0]').textContent(), /mise 3,00\s€.*\d\d\/\d\d\/\d{4}|\d\d\/\d\d\/\d{4}.*mise 3,00\s€/s);
+  await page.click('[data-testid=history-newer]');
+  await page.waitForSelector('[data-testid=history-item-9]');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a reload mid-game brings the ticket back where it was', async () => {
   const { page, context } = await newPlayer();
   await page.click('[data-testid=play-jouez]');
