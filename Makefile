@@ -11,12 +11,13 @@ tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 	@trunk --version 2>/dev/null | grep -q 0.21.14 || cargo install --locked trunk@0.21.14
 	@wasm-bindgen --version 2>/dev/null | grep -q 0.2.130 || cargo install wasm-bindgen-cli --version 0.2.130
-	@[ -x $(E2E)/node_modules/.bin/wasm-opt ] || (cd $(E2E) && npm ci --no-audit --no-fund)
+	@[ -x $(E2E)/node_modules/.bin/wasm-opt ] && [ -x $(E2E)/node_modules/.bin/terser ] || (cd $(E2E) && npm ci --no-audit --no-fund)
 	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || (apt-get update && apt-get install -y chromium chromium-driver)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
 	@command -v brotli >/dev/null || (apt-get update && apt-get install -y brotli)
 	@python3 -c "import ensurepip" 2>/dev/null || (apt-get update && apt-get install -y python3-venv)
 	@command -v curl >/dev/null || (apt-get update && apt-get install -y curl)
+	@command -v openssl >/dev/null || (apt-get update && apt-get install -y openssl)
 	@command -v sqlite3 >/dev/null || (apt-get update && apt-get install -y sqlite3)
 
 # The game in dist/, then the designers' preview in dist/preview/ (Trunk empties dist/ first).
