@@ -12,7 +12,7 @@ use crate::rules::{Zone, serde_name};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, KeyboardEvent, PointerEvent, ResizeObserver};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlImageElement, KeyboardEvent, PointerEvent, ResizeObserver};
 use yew::prelude::*;
 
 /// Brush radius and grid cell, in CSS pixels.
@@ -61,49 +61,70 @@ fn layout_size(canvas: &HtmlCanvasElement) -> (f64, f64) {
     (f64::from(canvas.offset_width()).max(1.0), f64::from(canvas.offset_height()).max(1.0))
 }
 
-/// Sizes the canvas to its box at the device pixel ratio and paints the silver foil with its label.
-fn paint_foil(canvas: &HtmlCanvasElement, label: &str, pixel_ratio: Option<f64>) -> Option<(f64, f64)> {
+/// The designed foil of a zone: its kind's view of `static/foils.svg`, loaded once and kept.
+fn foil_art(zone: Zone) -> Option<HtmlImageElement> {
+    thread_local! {
+        static ART: std::cell::RefCell<Vec<(&'static str, HtmlImageElement)>> = std::cell::RefCell::default();
+    }
+    let kind = match zone {
+        Zone::PokerHand => "hand",
+        Zone::PokerBonus => "card",
+        Zone::RouletteWheel => "wheel",
+        Zone::RouletteStake1 | Zone::RouletteStake2 | Zone::RouletteStake3 => "chips",
+        Zone::JackpotReels => "reels",
+        Zone::JackpotTray => "tray",
+        _ => "dice",
+    };
+    ART.with_borrow_mut(|art| {
+        if let Some((_, image)) = art.iter().find(|(k, _)| *k == kind) {
+            return Some(image.clone());
+        }
+        let image = HtmlImageElement::new().ok()?;
+        // Beside the page, so that the game and the designers' preview each find their own copy.
+        image.set_src(&format!("foils.svg#{kind}"));
+        art.push((kind, image.clone()));
+        Some(image)
+    })
+}
+
+/// Sizes the canvas to its box at the device pixel ratio and paints the zone's foil with its label
+/// (plain silver until its artwork has loaded).
+fn paint_foil(canvas: &HtmlCanvasElement, zone: Zone, pixel_ratio: Option<f64>) -> Option<(f64, f64)> {
     let (w, h) = layout_size(canvas);
     let dpr = pixel_ratio.or_else(|| web_sys::window().map(|w| w.device_pixel_ratio())).unwrap_or(1.0).max(1.0);
     canvas.set_width((w * dpr).round() as u32);
     canvas.set_height((h * dpr).round() as u32);
     let ctx = context(canvas)?;
     ctx.scale(dpr, dpr).ok()?;
-    let gradient = ctx.create_linear_gradient(0.0, 0.0, w, h);
-    for (stop, color) in [(0.0, "#e9ebee"), (0.35, "#b7bbc2"), (0.5, "#f4f5f7"), (0.7, "#a9aeb6"), (1.0, "#d9dce1")] {
-        let _ = gradient.add_color_stop(stop, color);
-    }
-    ctx.set_fill_style_canvas_gradient(&gradient);
+    ctx.set_fill_style_str("#c9cdd3");
     ctx.fill_rect(0.0, 0.0, w, h);
-    // A fine diamond hatch, like real scratch foil.
-    ctx.set_stroke_style_str("rgba(255,255,255,0.35)");
-    ctx.set_line_width(1.0);
-    let mut x = -h;
-    while x < w {
-        ctx.begin_path();
-        ctx.move_to(x, h);
-        ctx.line_to(x + h, 0.0);
-        ctx.stroke();
-        x += 9.0;
+    if let Some(art) = foil_art(zone).filter(HtmlImageElement::complete) {
+        let _ = ctx.draw_image_with_html_image_element_and_dw_and_dh(&art, 0.0, 0.0, w, h);
     }
+    let label = zone.label_fr();
     // The size written by JavaScript (the same shortest digits Rust would print): no float formatting
     // code of Rust's in the player's download for this one number.
     let font = |size: f64| format!("700 {}px Georgia, 'DejaVu Serif', serif", String::from(js_sys::Number::from(size).to_string_with_radix(10).unwrap_or_default()));
     let mut size = (h * 0.22).clamp(10.0, 17.0);
     ctx.set_font(&font(size));
-    // Narrow zones (the bonus card) get a smaller label rather than a clipped one.
-    if let Ok(metrics) = ctx.measure_text(label) {
-        // 0.7 of the width also fits the chord of the round wheel.
-        let fit = (w * 0.7) / metrics.width().max(1.0);
-        if fit < 1.0 {
-            size = (size * fit).max(7.0);
-            ctx.set_font(&font(size));
-        }
+    // 0.7 of the width also fits the chord of the round wheel. A zone too narrow for its label on one
+    // line (the bonus card) takes it on two, and smaller only if it must.
+    let widest = |lines: &[&str]| lines.iter().filter_map(|line| ctx.measure_text(line).ok()).fold(1.0, |w: f64, m| w.max(m.width()));
+    let mut lines = vec![label];
+    if widest(&lines) > w * 1.2 {
+        lines = label.split(' ').collect();
+    }
+    let fit = (w * 0.7) / widest(&lines);
+    if fit < 1.0 {
+        size = (size * fit).max(9.0);
+        ctx.set_font(&font(size));
     }
     ctx.set_text_align("center");
     ctx.set_text_baseline("middle");
-    ctx.set_fill_style_str("rgba(60,45,20,0.75)");
-    let _ = ctx.fill_text(label, w / 2.0, h / 2.0);
+    ctx.set_fill_style_str("rgba(60,45,20,0.8)");
+    for (i, line) in lines.iter().enumerate() {
+        let _ = ctx.fill_text(line, w / 2.0, h / 2.0 + (i as f64 - (lines.len() - 1) as f64 / 2.0) * size * 1.15);
+    }
     Some((w, h))
 }
 
@@ -150,11 +171,15 @@ struct Pending {
     stroke_starts: bool,
     /// The animation frame asked for, if any.
     frame: Option<i32>,
+    /// Where the zone is on screen for this stroke: its top-left corner and the scale from screen to
+    /// zone pixels. Read once a stroke (reading the layout on every move would force a style and
+    /// layout pass on the first move of each frame), dropped when the stroke ends.
+    placement: Option<(f64, f64, f64, f64)>,
 }
 
 impl Strokes {
     fn listen(canvas: HtmlCanvasElement, zone: Zone, state: Rc<std::cell::RefCell<Scratch>>, on_reveal: Rc<std::cell::RefCell<Callback<Zone>>>) -> Strokes {
-        let pending = Rc::new(std::cell::RefCell::new(Pending { points: Vec::new(), stroke_starts: false, frame: None }));
+        let pending = Rc::new(std::cell::RefCell::new(Pending { points: Vec::new(), stroke_starts: false, frame: None, placement: None }));
         // Draws what was recorded: one path, one pass over the coverage grid.
         let draw = {
             let (canvas, pending) = (canvas.clone(), pending.clone());
@@ -202,11 +227,13 @@ impl Strokes {
         let record = {
             let (canvas, pending, frame) = (canvas.clone(), pending.clone(), frame.as_ref().unchecked_ref::<js_sys::Function>().clone());
             move |e: &PointerEvent| {
-                let rect = canvas.get_bounding_client_rect();
-                let (w, h) = layout_size(&canvas);
-                let (sx, sy) = (w / rect.width().max(1.0), h / rect.height().max(1.0));
                 let mut p = pending.borrow_mut();
-                p.points.push(((f64::from(e.client_x()) - rect.left()) * sx, (f64::from(e.client_y()) - rect.top()) * sy));
+                let (left, top, sx, sy) = *p.placement.get_or_insert_with(|| {
+                    let rect = canvas.get_bounding_client_rect();
+                    let (w, h) = layout_size(&canvas);
+                    (rect.left(), rect.top(), w / rect.width().max(1.0), h / rect.height().max(1.0))
+                });
+                p.points.push(((f64::from(e.client_x()) - left) * sx, (f64::from(e.client_y()) - top) * sy));
                 if p.frame.is_none() {
                     p.frame = web_sys::window().and_then(|window| window.request_animation_frame(&frame).ok());
                 }
@@ -220,7 +247,9 @@ impl Strokes {
                 // A stroke ends: what is recorded is drawn now, and the next stroke starts afresh.
                 if kind == "pointerup" || kind == "pointercancel" {
                     draw();
-                    pending.borrow_mut().stroke_starts = true;
+                    let mut p = pending.borrow_mut();
+                    p.stroke_starts = true;
+                    p.placement = None;
                     return;
                 }
                 // A stroke may start outside the foil (beside it, or in a round foil's corners) and scratch
@@ -231,11 +260,15 @@ impl Strokes {
                 }
                 if down {
                     e.prevent_default();
-                    pending.borrow_mut().stroke_starts = true;
+                    let mut p = pending.borrow_mut();
+                    p.stroke_starts = true;
+                    p.placement = None;
                 }
-                // Capturing a pointer already captured does nothing.
-                let target: web_sys::Element = e.target_unchecked_into();
-                let _ = target.set_pointer_capture(e.pointer_id());
+                // The stroke's first point on this zone: the zone takes the pointer for the rest of it.
+                if pending.borrow().placement.is_none() {
+                    let target: web_sys::Element = e.target_unchecked_into();
+                    let _ = target.set_pointer_capture(e.pointer_id());
+                }
                 record(&e);
             }
         });
@@ -272,7 +305,7 @@ struct Scratch {
 
 /// Paints the foil at the zone's present size, and scratches again what the player had scratched.
 fn repaint(canvas: &HtmlCanvasElement, zone: Zone, settings: FoilSettings, revealed: bool, s: &mut Scratch) {
-    let Some((w, h)) = paint_foil(canvas, zone.label_fr(), settings.pixel_ratio) else { return };
+    let Some((w, h)) = paint_foil(canvas, zone, settings.pixel_ratio) else { return };
     let mut grid = ScratchGrid::new(w, h, CELL);
     if settings.half_scratched && !revealed {
         // The left half swept clean, so the designer sees foil and content side by side.
@@ -299,6 +332,15 @@ pub fn scratch_zone(props: &Props) -> Html {
         use_effect_with(settings, move |&settings| {
             let watch = canvas_ref.cast::<HtmlCanvasElement>().map(|canvas| {
                 repaint(&canvas, zone, settings, revealed, &mut state.borrow_mut());
+                // The artwork still loading (the first ticket of a visit): painted again once it is in.
+                if let Some(art) = foil_art(zone).filter(|art| !art.complete()) {
+                    let (canvas, state) = (canvas.clone(), state.clone());
+                    yew::platform::spawn_local(async move {
+                        if wasm_bindgen_futures::JsFuture::from(art.decode()).await.is_ok() {
+                            repaint(&canvas, zone, settings, revealed, &mut state.borrow_mut());
+                        }
+                    });
+                }
                 // A phone turned sideways or a window resized: paint anew rather than stretch the old foil.
                 let on_resize = Closure::<dyn FnMut()>::new({
                     let canvas = canvas.clone();
@@ -375,6 +417,8 @@ pub fn scratch_zone(props: &Props) -> Html {
         <div class={classes!("zone", props.class.clone(), props.revealed.then_some("revealed"), enabled.then_some("scratchable"))}
              data-testid={format!("zone-{slug}")} data-revealed={props.revealed.to_string()}>
             <div class="zone-content" aria-hidden={(!props.revealed).to_string()}>{ props.children.clone() }</div>
+            // The zone's caption stays once its foil is gone (« grattez ici » only asks to scratch).
+            if zone.label_fr() != "grattez ici" { <span class="caption" aria-hidden="true">{ zone.label_fr() }</span> }
             <canvas ref={canvas_ref} class="foil" data-testid={format!("foil-{slug}")}
                 tabindex={if enabled { "0" } else { "-1" }} role="button" aria-label={label}
                 aria-disabled={(!enabled).to_string()} {onkeydown} />

@@ -23,21 +23,9 @@ fn card_alt(c: Card) -> String {
     format!("{} de {}", c.value.name_fr(), c.suit.name_fr())
 }
 
+/// A die as the regulation prints it: its digit (« un chiffre … séparés par un signe + »).
 fn die(face: u8) -> Html {
-    // Pip positions on a 3 × 3 grid, as on a real die.
-    let pips: &[usize] = match face {
-        1 => &[4],
-        2 => &[0, 8],
-        3 => &[0, 4, 8],
-        4 => &[0, 2, 6, 8],
-        5 => &[0, 2, 4, 6, 8],
-        _ => &[0, 2, 3, 5, 6, 8],
-    };
-    html! {
-        <div class="die" aria-hidden="true">
-            { for (0..9).map(|i| html! { <span class={classes!("pip", pips.contains(&i).then_some("on"))} /> }) }
-        </div>
-    }
+    html! { <span class="die">{ face }</span> }
 }
 
 fn throw(t: Throw, win: bool) -> Html {
@@ -63,6 +51,7 @@ fn reel(r: Reel, win: bool) -> Html {
     html! { <div class={classes!("reel", win.then_some("win"))}>{ symbol }</div> }
 }
 
+/// A stake on the felt: a stack of chips with its number on the top chip, and the amount it pays.
 fn stake(s: Stake, win: bool) -> Html {
     html! {
         <div class={classes!("chips", win.then_some("win"))}>
