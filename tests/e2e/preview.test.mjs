@@ -60,6 +60,8 @@ async function openPreview(hash = `#/preview?seed=${SEED}`) {
   });
   await page.goto(`${base}/preview/${hash}`);
   await page.waitForSelector('[data-testid=design-status]');
+  // Every foil painted with its artwork (it loads beside the page).
+  await page.waitForFunction(() => document.querySelector('canvas.foil') && !document.querySelector('canvas.foil[data-foil=plain]'));
   return { context, page, errors };
 }
 

@@ -21,7 +21,7 @@ export function launchBrowser() {
   });
 }
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.toml': 'text/plain; charset=utf-8' };
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml', '.toml': 'text/plain; charset=utf-8' };
 
 /** Serves the built app (dist/: the game, and the preview in dist/preview/) and nothing else: no API,
  * no ticket server. Resolves to its base URL. */
@@ -49,7 +49,10 @@ export function firstLoadFiles() {
   // its attribute values unquoted.
   const loaded = [...page.matchAll(/<(?:link|script)\b[^>]*>/g)].map(match => match[0]);
   const named = loaded.flatMap(tag => [...tag.matchAll(/(?:href|src)="?\/([^"\s>]+)/g)].map(match => match[1]));
-  return ['index.html', ...new Set(named)];
+  // And the JavaScript snippets the wasm-bindgen glue imports (see `scratch_zone`).
+  const imported = named.filter(name => name.endsWith('.js'))
+    .flatMap(glue => [...readFileSync(join(root, 'dist', glue), 'utf8').matchAll(/["'](?:\.\/)?(snippets\/[^"']+\.js)["']/g)].map(match => match[1]));
+  return ['index.html', ...new Set([...named, ...imported])];
 }
 
 /** The server binary (release build). */
