@@ -195,10 +195,10 @@ test('a seed names the tickets, and a shared link shows one exact ticket', async
   await page.fill('[data-testid=seed]', 'autre graine');
   await page.press('[data-testid=seed]', 'Enter');
   await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('seed') === 'autre graine');
-  await page.waitForFunction(old => document.querySelector('[data-testid=specimen-ticket-losing] [data-testid=foil-poker-hand]').getAttribute('aria-label') !== old, first);
+  await page.waitForFunction(old => document.querySelector('[data-testid=specimen-ticket-losing] [data-testid=foil-poker-hand]')?.getAttribute('aria-label') !== old, first);
   await page.fill('[data-testid=seed]', SEED);
   await page.press('[data-testid=seed]', 'Enter');
-  await page.waitForFunction(old => document.querySelector('[data-testid=specimen-ticket-losing] [data-testid=foil-poker-hand]').getAttribute('aria-label') === old, first);
+  await page.waitForFunction(old => document.querySelector('[data-testid=specimen-ticket-losing] [data-testid=foil-poker-hand]')?.getAttribute('aria-label') === old, first);
 
   const link = await specimen(page, 'ticket-200-3').locator('[data-testid=share] a').getAttribute('href');
   const shared = await openPreview(link.replace(/^\//, ''));

@@ -56,10 +56,10 @@ test('the deck’s first ticket wins 40 000 €, credited to the balance', async
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
   // The amount counts up to the lot.
-  await page.waitForFunction(() => /40\s000,00/.test(document.querySelector('[data-testid=result-amount]').textContent));
+  await page.waitForFunction(() => /40\s000,00/.test(document.querySelector('[data-testid=result-amount]')?.textContent ?? ''));
   assert.ok(await page.evaluate(() => window.notesPlayed) >= 6, 'a chime for each surface won, then a fanfare');
   assert.equal(await page.locator('.result.jackpot .confetti i').count(), 48, 'confetti, more for a bigger lot');
-  await page.waitForFunction(() => /40\s097,00/.test(document.querySelector('[data-testid=balance]').textContent));
+  await page.waitForFunction(() => /40\s097,00/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
   const [ticket] = await page.evaluate(async () => (await fetch('/api/tickets?limit=1')).json());
   assert.equal(ticket.win_cents, 4_000_000);
   assert.match(ticket.serial, /^E0-B1-0000000$/, 'sold from the deck’s own block');
@@ -82,7 +82,7 @@ test('on a phone, the win, the balance and the whole ticket are on screen at onc
   const { context, page } = await newPlayer({ phone: true });
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
-  await page.waitForFunction(() => /5,00/.test(document.querySelector('[data-testid=result-amount]').textContent));
+  await page.waitForFunction(() => /5,00/.test(document.querySelector('[data-testid=result-amount]')?.textContent ?? ''));
   const inView = async selector => {
     const box = await page.locator(selector).boundingBox();
     return box.y >= 0 && box.y + box.height <= 844 && box.x >= 0 && box.x + box.width <= 390;

@@ -113,7 +113,7 @@ test('Jouez: choose a surface, scratch it first, then the rest; the win is credi
   const ticket = await lastTicket(page);
   assert.equal(ticket.state, 'finished');
   await page.waitForFunction(expected => {
-    const t = document.querySelector('[data-testid=balance]').textContent.replace(/[^\d,]/g, '').replace(',', '.');
+    const t = (document.querySelector('[data-testid=balance]')?.textContent ?? '').replace(/[^\d,]/g, '').replace(',', '.');
     return Math.round(Number(t) * 100) === expected;
   }, 9700 + ticket.win_cents);
   assert.deepEqual(errors, []);
@@ -174,7 +174,7 @@ test('a guest creates an account and keeps its balance and history, logs out, an
 
   await page.click('[data-testid=logout]');
   await page.waitForSelector('[data-testid=open-login]');
-  await page.waitForFunction(() => /100,00/.test(document.querySelector('[data-testid=balance]').textContent), null, { timeout: 10000 });
+  await page.waitForFunction(() => /100,00/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''), null, { timeout: 10000 });
   await page.click('[data-testid=open-login]');
   await page.fill('[data-testid=account-name]', name);
   await page.fill('[data-testid=account-password]', 'mauvais-mot');
@@ -185,7 +185,7 @@ test('a guest creates an account and keeps its balance and history, logs out, an
   await page.click('[data-testid=account-submit]');
   await page.waitForSelector('[data-testid=player-name]');
   await page.waitForFunction(b => {
-    const t = document.querySelector('[data-testid=balance]').textContent.replace(/[^\d,]/g, '').replace(',', '.');
+    const t = (document.querySelector('[data-testid=balance]')?.textContent ?? '').replace(/[^\d,]/g, '').replace(',', '.');
     return Math.round(Number(t) * 100) === b;
   }, balance);
   await page.waitForSelector('[data-testid=history-item-0]');

@@ -40,7 +40,7 @@ const status = page => page.locator('[data-testid=verify-status]').textContent()
 
 test('an open block keeps its seed: the page says so and shows its published root', async () => {
   const { context, page } = await verifyPage('#e=1&b=1');
-  await page.waitForFunction(() => /encore en vente/.test(document.querySelector('[data-testid=verify-status]').textContent));
+  await page.waitForFunction(() => /encore en vente/.test(document.querySelector('[data-testid=verify-status]')?.textContent ?? ''));
   const published = await (await fetch(`${server.base}/api/blocks/1/1`)).json();
   assert.ok((await status(page)).includes(published.root));
   await context.close();
@@ -62,7 +62,7 @@ test('once the block is sold out, the ticket bought and the whole block are reco
   assert.equal(await page.locator('[data-testid=serial]').textContent(), 'N° E1-B1-1499999');
   const wheel = await page.locator('[data-testid=foil-roulette-wheel]').getAttribute('aria-label');
   assert.ok(wheel.includes(`numéro ${claims.zones.roulette.wheel}`), `the ticket the seed composes is the one sold: ${wheel}`);
-  await page.waitForFunction(() => /Bloc vérifié/.test(document.querySelector('[data-testid=verify-status]').textContent), null, { timeout: 180_000 });
+  await page.waitForFunction(() => /Bloc vérifié/.test(document.querySelector('[data-testid=verify-status]')?.textContent ?? ''), null, { timeout: 180_000 });
   assert.equal(await page.locator('[data-testid=verify-prizes] tbody tr').count(), 10, 'nine lots and the losing tickets');
   await page.screenshot({ path: join(artifacts, 'verify-block.png'), fullPage: true });
   await context.close();
@@ -78,7 +78,7 @@ test('a commitment that does not match the seed fails the verification', async (
   });
   await page.fill('[data-testid=verify-ticket]', '');
   await page.click('[data-testid=verify-run]');
-  await page.waitForFunction(() => /Échec/.test(document.querySelector('[data-testid=verify-status]').textContent), null, { timeout: 180_000 });
+  await page.waitForFunction(() => /Échec/.test(document.querySelector('[data-testid=verify-status]')?.textContent ?? ''), null, { timeout: 180_000 });
   assert.match(await status(page), /committed root/);
   await context.close();
 });
