@@ -1,6 +1,6 @@
 //! The game players see: buy a ticket (« Jouez » or « Auto »), verify it, scratch it, see the result;
-//! balance, history and recovery of an unfinished ticket. State is one reducer ([`Model`]); every
-//! server call is an async task that dispatches what it learnt.
+//! balance, history and recovery of an unfinished ticket. State is one reducer ([`super::model`]);
+//! every server call is an async task that dispatches what it learnt.
 
 use crate::api::TicketState;
 use crate::money::{Cents, format_signed_cents};
@@ -10,6 +10,7 @@ use crate::rules::{Surface, Zone};
 use super::account::{account_bar, use_account_form};
 use super::history::{Turn, history_panel, recall_banner};
 use super::api::{self, ApiFailure, TicketView};
+use super::model::{Model, Msg};
 use super::scratch_zone;
 use super::sound;
 use super::ticket::TicketCard;
@@ -103,151 +104,6 @@ async fn committed(dispatch: &Dispatch, view: &TicketView, claims: &TicketClaims
     super::inclusion::check(claims, &proof, &root).await.map_err(|e| refusal(&e))
 }
 
-#[derive(Default, Clone, PartialEq)]
-pub struct Model {
-    balance: Option<i64>,
-    /// Demo money (guests, top-ups), or real money.
-    demo: bool,
-    /// The account's name; `None` for a guest.
-    player_name: Option<String>,
-    jwks: Option<Rc<Jwks>>,
-    game: Option<Game>,
-    busy: bool,
-    /// Announced politely (aria-live): progress and wins.
-    message: String,
-    error: Option<String>,
-    /// A page of the history, with one ticket more when an older page follows.
-    history: Vec<TicketView>,
-    /// Where the pages above this one start (each the `before` of its page): none on the first page.
-    history_cursors: Vec<String>,
-    /// A finished ticket looked at again.
-    recall: Option<Recall>,
-    /// A purchase the server has not answered yet: the player may only retry it.
-    pending_purchase: Option<Mode>,
-    /// The network failed under play: the game goes on and is sent again until the server has it.
-    reconnecting: bool,
-}
-
-/// A finished ticket recalled from the history, and the game to go back to.
-#[derive(Clone, PartialEq)]
-struct Recall {
-    view: TicketView,
-    back_to: Option<Game>,
-}
-
-pub enum Msg {
-    Ready { balance: i64, demo: bool, name: Option<String>, jwks: Jwks },
-    /// The guest became this account.
-    Named(String),
-    Balance(i64),
-    /// A page of the history, and the cursors of the pages above it.
-    History { tickets: Vec<TicketView>, cursors: Vec<String> },
-    /// A finished ticket to look at again (it opens next).
-    Recall(TicketView),
-    /// « Retour au jeu »: the game the player had before the recall.
-    EndRecall,
-    /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
-    Open(Box<Game>),
-    Play(Action),
-    Busy(bool),
-    Say(String),
-    Fail(String),
-    /// The server has caught up: an earlier network error no longer stands.
-    Synced,
-    /// The server cannot be reached: what the player did is kept and sent again.
-    Reconnecting,
-    Pending(Option<Mode>),
-    /// The keys, fetched again.
-    Keys(Jwks),
-}
-
-impl Reducible for Model {
-    type Action = Msg;
-
-    fn reduce(self: Rc<Self>, msg: Msg) -> Rc<Self> {
-        let mut m = Rc::unwrap_or_clone(self);
-        match msg {
-            Msg::Ready { balance, demo, name, jwks } => {
-                m.balance = Some(balance);
-                m.demo = demo;
-                m.player_name = name;
-                m.jwks = Some(Rc::new(jwks));
-            }
-            Msg::Named(name) => m.player_name = Some(name),
-            Msg::Balance(b) => m.balance = Some(b),
-            Msg::History { tickets, cursors } => {
-                m.history = tickets;
-                m.history_cursors = cursors;
-            }
-            Msg::Recall(view) => {
-                // Recalling one ticket after another still goes back to the game before them.
-                let back_to = m.recall.take().map_or_else(|| m.game.clone(), |r| r.back_to);
-                m.recall = Some(Recall { view, back_to });
-            }
-            Msg::EndRecall => {
-                if let Some(r) = m.recall.take() {
-                    m.game = r.back_to;
-                    m.message.clear();
-                }
-            }
-            Msg::Open(game) => {
-                if m.recall.as_ref().is_some_and(|r| r.view.id != game.ticket_id) {
-                    m.recall = None;
-                }
-                m.message = if game.completed {
-                    format!("Ticket {} : {}", game.serial, result_text(&game))
-                } else if game.needs_choice() {
-                    "Choisissez la surface par laquelle commencer.".into()
-                } else {
-                    format!("Ticket {} en jeu.", game.serial)
-                };
-                m.error = None;
-                m.game = Some(*game);
-            }
-            Msg::Play(action) => {
-                if let Some(g) = m.game.as_mut()
-                    && g.apply(action)
-                {
-                    m.message = match action {
-                        Action::Choose(s) => format!("Grattez d'abord la surface {}.", s.name_fr()),
-                        Action::Reveal(z) if g.surface_done(z.surface()) => surface_text(g, z.surface()),
-                        Action::Reveal(_) => m.message.clone(),
-                        Action::Completed => result_text(g),
-                    };
-                }
-            }
-            Msg::Busy(b) => m.busy = b,
-            Msg::Say(text) => m.message = text,
-            Msg::Fail(e) => {
-                m.error = Some(e);
-                m.busy = false;
-            }
-            Msg::Synced => {
-                m.error = None;
-                m.reconnecting = false;
-            }
-            Msg::Reconnecting => {
-                m.error = Some(RECONNECTING.into());
-                m.reconnecting = true;
-            }
-            Msg::Pending(mode) => m.pending_purchase = mode,
-            Msg::Keys(jwks) => m.jwks = Some(Rc::new(jwks)),
-        }
-        Rc::new(m)
-    }
-}
-
-fn surface_text(g: &Game, s: Surface) -> String {
-    match g.shown_win(s) {
-        Some(w) if !w.is_zero() => format!("{} : gagné {w} !", s.name_fr()),
-        _ => format!("{} : perdu.", s.name_fr()),
-    }
-}
-
-fn result_text(g: &Game) -> String {
-    if g.outcome.lot.is_zero() { "Pas de gain cette fois.".into() } else { format!("Bravo ! Vous gagnez {}.", g.outcome.lot) }
-}
-
 type Dispatch = UseReducerDispatcher<Model>;
 
 /// How big a celebration a lot earns: a class the style grows with it.
@@ -292,8 +148,6 @@ fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::In
         text.set_node_value(Some(&shown.to_string()));
     }))
 }
-
-const RECONNECTING: &str = "Connexion perdue — nouvel essai…";
 
 fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?

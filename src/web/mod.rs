@@ -1,7 +1,7 @@
 //! The web app (wasm32), in two builds from the same components:
 //!
 //! - the game (`index.html`): [`game`], the Yew game talking to the ticket server — all that players
-//!   download;
+//!   download — with its state and messages in [`model`];
 //! - the designers' preview (`preview.html`, served at `/preview/`, the `preview` feature): every
 //!   surface and ticket of the gallery, composed in the browser with no server;
 //! - the « Vérifier » page (`verify.html`, served at `/verifier/`, the `verify` feature): a ticket and
@@ -24,6 +24,7 @@ pub mod api;
 pub mod game;
 pub mod history;
 pub mod inclusion;
+pub mod model;
 #[cfg(feature = "preview")]
 pub mod preview;
 #[cfg(feature = "verify")]

@@ -1,0 +1,156 @@
+//! The game's state and what changes it: one reducer ([`Model`], driven by [`Msg`]) that the app
+//! renders and its server tasks dispatch to.
+
+use crate::play::{Action, Game, Mode};
+use crate::payload::Jwks;
+use crate::rules::Surface;
+use super::api::TicketView;
+use std::rc::Rc;
+use yew::prelude::*;
+
+const RECONNECTING: &str = "Connexion perdue — nouvel essai…";
+
+#[derive(Default, Clone, PartialEq)]
+pub struct Model {
+    pub balance: Option<i64>,
+    /// Demo money (guests, top-ups), or real money.
+    pub demo: bool,
+    /// The account's name; `None` for a guest.
+    pub player_name: Option<String>,
+    pub jwks: Option<Rc<Jwks>>,
+    pub game: Option<Game>,
+    pub busy: bool,
+    /// Announced politely (aria-live): progress and wins.
+    pub message: String,
+    pub error: Option<String>,
+    /// A page of the history, with one ticket more when an older page follows.
+    pub history: Vec<TicketView>,
+    /// Where the pages above this one start (each the `before` of its page): none on the first page.
+    pub history_cursors: Vec<String>,
+    /// A finished ticket looked at again.
+    pub recall: Option<Recall>,
+    /// A purchase the server has not answered yet: the player may only retry it.
+    pub pending_purchase: Option<Mode>,
+    /// The network failed under play: the game goes on and is sent again until the server has it.
+    pub reconnecting: bool,
+}
+
+/// A finished ticket recalled from the history, and the game to go back to.
+#[derive(Clone, PartialEq)]
+pub struct Recall {
+    pub view: TicketView,
+    pub back_to: Option<Game>,
+}
+
+pub enum Msg {
+    Ready { balance: i64, demo: bool, name: Option<String>, jwks: Jwks },
+    /// The guest became this account.
+    Named(String),
+    Balance(i64),
+    /// A page of the history, and the cursors of the pages above it.
+    History { tickets: Vec<TicketView>, cursors: Vec<String> },
+    /// A finished ticket to look at again (it opens next).
+    Recall(TicketView),
+    /// « Retour au jeu »: the game the player had before the recall.
+    EndRecall,
+    /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
+    Open(Box<Game>),
+    Play(Action),
+    Busy(bool),
+    Say(String),
+    Fail(String),
+    /// The server has caught up: an earlier network error no longer stands.
+    Synced,
+    /// The server cannot be reached: what the player did is kept and sent again.
+    Reconnecting,
+    Pending(Option<Mode>),
+    /// The keys, fetched again.
+    Keys(Jwks),
+}
+
+impl Reducible for Model {
+    type Action = Msg;
+
+    fn reduce(self: Rc<Self>, msg: Msg) -> Rc<Self> {
+        let mut m = Rc::unwrap_or_clone(self);
+        match msg {
+            Msg::Ready { balance, demo, name, jwks } => {
+                m.balance = Some(balance);
+                m.demo = demo;
+                m.player_name = name;
+                m.jwks = Some(Rc::new(jwks));
+            }
+            Msg::Named(name) => m.player_name = Some(name),
+            Msg::Balance(b) => m.balance = Some(b),
+            Msg::History { tickets, cursors } => {
+                m.history = tickets;
+                m.history_cursors = cursors;
+            }
+            Msg::Recall(view) => {
+                // Recalling one ticket after another still goes back to the game before them.
+                let back_to = m.recall.take().map_or_else(|| m.game.clone(), |r| r.back_to);
+                m.recall = Some(Recall { view, back_to });
+            }
+            Msg::EndRecall => {
+                if let Some(r) = m.recall.take() {
+                    m.game = r.back_to;
+                    m.message.clear();
+                }
+            }
+            Msg::Open(game) => {
+                if m.recall.as_ref().is_some_and(|r| r.view.id != game.ticket_id) {
+                    m.recall = None;
+                }
+                m.message = if game.completed {
+                    format!("Ticket {} : {}", game.serial, result_text(&game))
+                } else if game.needs_choice() {
+                    "Choisissez la surface par laquelle commencer.".into()
+                } else {
+                    format!("Ticket {} en jeu.", game.serial)
+                };
+                m.error = None;
+                m.game = Some(*game);
+            }
+            Msg::Play(action) => {
+                if let Some(g) = m.game.as_mut()
+                    && g.apply(action)
+                {
+                    m.message = match action {
+                        Action::Choose(s) => format!("Grattez d'abord la surface {}.", s.name_fr()),
+                        Action::Reveal(z) if g.surface_done(z.surface()) => surface_text(g, z.surface()),
+                        Action::Reveal(_) => m.message.clone(),
+                        Action::Completed => result_text(g),
+                    };
+                }
+            }
+            Msg::Busy(b) => m.busy = b,
+            Msg::Say(text) => m.message = text,
+            Msg::Fail(e) => {
+                m.error = Some(e);
+                m.busy = false;
+            }
+            Msg::Synced => {
+                m.error = None;
+                m.reconnecting = false;
+            }
+            Msg::Reconnecting => {
+                m.error = Some(RECONNECTING.into());
+                m.reconnecting = true;
+            }
+            Msg::Pending(mode) => m.pending_purchase = mode,
+            Msg::Keys(jwks) => m.jwks = Some(Rc::new(jwks)),
+        }
+        Rc::new(m)
+    }
+}
+
+fn surface_text(g: &Game, s: Surface) -> String {
+    match g.shown_win(s) {
+        Some(w) if !w.is_zero() => format!("{} : gagné {w} !", s.name_fr()),
+        _ => format!("{} : perdu.", s.name_fr()),
+    }
+}
+
+fn result_text(g: &Game) -> String {
+    if g.outcome.lot.is_zero() { "Pas de gain cette fois.".into() } else { format!("Bravo ! Vous gagnez {}.", g.outcome.lot) }
+}
