@@ -67,13 +67,16 @@ struct Press {
 impl Press {
     async fn prover(&self) -> Result<Arc<Prover>, ApiError> {
         let prover = self.prover.get_or_try_init(|| async {
-            let (design, seed, emission, block) = (self.design.clone(), self.seed, self.emission, self.block);
-            let entries = match &self.deck {
-                Some(deck) => Entries::Deck(deck.clone()),
-                None => Entries::Lots(shuffled_lots(&seed)),
-            };
-            let made = tokio::task::spawn_blocking(move || Prover::new(&design, emission, block, &seed, entries)).await;
-            match made {
+            let (design, seed, emission, block, deck) = (self.design.clone(), self.seed, self.emission, self.block, self.deck.clone());
+            let (done, made) = tokio::sync::oneshot::channel();
+            in_background(move || {
+                let entries = match deck {
+                    Some(deck) => Entries::Deck(deck),
+                    None => Entries::Lots(shuffled_lots(&seed)),
+                };
+                _ = done.send(Prover::new(&design, emission, block, &seed, entries));
+            });
+            match made.await {
                 Ok(Ok(prover)) if prover.root() == self.root => Ok(Arc::new(prover)),
                 Ok(Ok(prover)) => Err(ApiError::Internal(format!(
                     "block E{emission}-B{block} recomputes to root {}, not to its committed root {}",
@@ -85,6 +88,28 @@ impl Press {
             }
         });
         Ok(prover.await?.clone())
+    }
+}
+
+/// Runs a block's tree build on threads of the lowest priority: it takes seconds of every core, and the
+/// sales that come meanwhile must keep them (measured: built at normal priority just after a restart,
+/// it held purchases up to a second). Without such threads, on rayon's own.
+fn in_background(build: impl FnOnce() + Send + 'static) {
+    static TREE_BUILDERS: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = TREE_BUILDERS.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("block-tree-{i}"))
+            // Linux keeps a nice value per thread: this lowers the pool's own threads only. (SCHED_IDLE
+            // measured worse: its threads starved and the tree took longer to be ready.)
+            // SAFETY: setpriority takes plain integers and only changes the calling thread's nice value.
+            .start_handler(|_| _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) })
+            .build()
+            .inspect_err(|e| tracing::warn!(error = %e, "no low-priority threads for block trees"))
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.spawn(build),
+        None => rayon::spawn(build),
     }
 }
 
