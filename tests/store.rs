@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::task::JoinSet;
-use vegas::block::{LotCode, Scheme};
+use vegas::block::{Hash, LotCode, Scheme};
 use vegas::money::Cents;
 use vegas::play::{Mode, RevealError};
 use vegas::rules::prize_table::TICKET_PRICE;
@@ -80,6 +80,7 @@ conformance!(
     operator_payouts_racing_never_overdraw_a_wallet,
     expired_sessions_and_stale_guests_are_purged,
     history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered,
+    a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -96,10 +97,16 @@ async fn block(store: &dyn Store, emission: u32, number: u32, lots: Vec<LotCode>
         // Odd blocks of the old scheme, so that each backend is seen to keep a block's scheme.
         scheme: if number % 2 == 1 { Scheme::V1 } else { Scheme::V2 },
         lots,
+        kept_level: tree_level(emission, number),
         now: NOW,
     };
     store.insert_block(block).await.unwrap();
     assert_eq!(store.block(emission, number).await.unwrap().scheme, if number % 2 == 1 { Scheme::V1 } else { Scheme::V2 });
+}
+
+/// A tree level of its own for each block (the store does not check it against the root).
+fn tree_level(emission: u32, block: u32) -> Vec<Hash> {
+    (0..=block as u8).map(|i| [emission as u8, block as u8, i].repeat(11)[..32].try_into().unwrap()).collect()
 }
 
 /// A block whose tickets win, in turn, nothing, 3 €, 5 € and 10 €.
@@ -532,4 +539,17 @@ async fn the_ledger_check_finds_tampered_books() {
     tamper("UPDATE tickets SET lot_cents = 0 WHERE id = 't-0'; DELETE FROM transfers WHERE kind = 'win' AND ticket_id = 't-1'");
     let found = problems(store.ledger_facts().await.unwrap());
     assert!(found.contains("win transfer is missing") && found.contains("stored balance"), "{found}");
+}
+
+async fn a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(8)).await;
+    block(&*store, 1, 2, mixed_lots(8)).await;
+    assert_eq!(store.block_tree(1, 1).await.unwrap(), Some(tree_level(1, 1)));
+    assert_eq!(store.block_tree(1, 2).await.unwrap(), Some(tree_level(1, 2)));
+    assert_eq!(store.block_tree(1, 3).await.unwrap(), None, "no such block");
+    // A level that failed its check is replaced by the rebuilt one; other blocks keep theirs.
+    store.save_block_tree(1, 1, tree_level(9, 9)).await.unwrap();
+    assert_eq!(store.block_tree(1, 1).await.unwrap(), Some(tree_level(9, 9)));
+    assert_eq!(store.block_tree(1, 2).await.unwrap(), Some(tree_level(1, 2)));
+    assert!(store.save_block_tree(1, 3, tree_level(1, 3)).await.is_err(), "a tree for a block that is not stored");
 }

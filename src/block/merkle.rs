@@ -107,17 +107,36 @@ pub struct Tree {
 impl Tree {
     pub fn new(leaves: Vec<Hash>) -> Tree {
         let count = leaves.len();
-        let (mut level, mut depth, mut kept) = (leaves, 0, Vec::new());
+        let mut level = leaves;
+        for _ in 0..KEPT_LEVEL {
+            if level.len() > 1 {
+                level = parent_level(&level);
+            }
+        }
+        Tree::above(count, level)
+    }
+
+    /// The tree over `leaves` leaves whose level [`KEPT_LEVEL`] is `nodes`, as [`Tree::kept_level`] gave
+    /// it: a few milliseconds, where [`Tree::new`] needs every leaf. `None` if `nodes` cannot be that
+    /// level (its length is wrong); whether it is the right one, only the root can tell.
+    pub fn from_kept_level(leaves: usize, nodes: Vec<Hash>) -> Option<Tree> {
+        (nodes.len() == leaves.div_ceil(1 << KEPT_LEVEL).max(1)).then(|| Tree::above(leaves, nodes))
+    }
+
+    fn above(leaves: usize, mut level: Vec<Hash>) -> Tree {
+        let mut kept = Vec::new();
         while level.len() > 1 {
             let parent = parent_level(&level);
-            let below = std::mem::replace(&mut level, parent);
-            if depth >= KEPT_LEVEL {
-                kept.push(below);
-            }
-            depth += 1;
+            kept.push(std::mem::replace(&mut level, parent));
         }
         let root = level.first().copied().unwrap_or_else(|| Sha256::digest([]).into());
-        Tree { leaves: count, kept, root }
+        Tree { leaves, kept, root }
+    }
+
+    /// The nodes of level [`KEPT_LEVEL`] (the root alone for a tree of at most 8 leaves): what rebuilds
+    /// the whole tree with [`Tree::from_kept_level`].
+    pub fn kept_level(&self) -> &[Hash] {
+        self.kept.first().map_or(std::slice::from_ref(&self.root), Vec::as_slice)
     }
 
     pub fn root(&self) -> Hash {
@@ -213,6 +232,26 @@ mod tests {
                 assert!(verify_proof(l[i], i, n, &p, &tree.root()));
             }
         }
+    }
+
+    #[test]
+    fn a_tree_rebuilt_from_its_kept_level_is_the_same_tree() {
+        for n in [0, 1, 2, 7, 8, 9, 16, 17, 100, 1_000] {
+            let l = leaves(n);
+            let tree = Tree::new(l.clone());
+            let rebuilt = Tree::from_kept_level(n, tree.kept_level().to_vec()).unwrap();
+            assert_eq!((rebuilt.root(), rebuilt.leaf_count()), (tree.root(), n), "n={n}");
+            for i in 0..n {
+                assert_eq!(rebuilt.proof(i, |range| l[range].to_vec()), tree.proof(i, |range| l[range].to_vec()), "n={n} i={i}");
+            }
+        }
+        let kept = Tree::new(leaves(100)).kept_level().to_vec();
+        assert_eq!(kept.len(), 13);
+        assert!(Tree::from_kept_level(100, kept[1..].to_vec()).is_none(), "a level one node short");
+        assert!(Tree::from_kept_level(200, kept.clone()).is_none(), "the level of a smaller tree");
+        let mut altered = kept;
+        altered[5][0] ^= 1;
+        assert_ne!(Tree::from_kept_level(100, altered).unwrap().root(), Tree::new(leaves(100)).root(), "an altered node changes the root");
     }
 
     #[test]

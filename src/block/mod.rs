@@ -128,6 +128,9 @@ pub struct Block {
     pub lots: Vec<LotCode>,
     pub root: Hash,
     pub design_hash: Hash,
+    /// Its tree's level [`merkle::KEPT_LEVEL`] (an eighth of the leaves): stored beside the block, it
+    /// spares a restarting server the recomputation of every leaf (see [`Prover::from_kept_level`]).
+    pub kept_level: Vec<Hash>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -247,8 +250,8 @@ fn lot_leaves(design: &Design, emission: u32, block: u32, seed: &Seed, lots: &[L
 
 fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Block, BlockError> {
     let lots = shuffled_lots(seed);
-    let root = merkle::root(lot_leaves(design, emission, block, seed, &lots, 0..lots.len())?);
-    Ok(Block { emission, block, lots, root, design_hash: design.hash })
+    let tree = merkle::Tree::new(lot_leaves(design, emission, block, seed, &lots, 0..lots.len())?);
+    Ok(Block { emission, block, lots, root: tree.root(), design_hash: design.hash, kept_level: tree.kept_level().to_vec() })
 }
 
 /// What proves a block's tickets to their buyers: its tree (kept from [`merkle::KEPT_LEVEL`] up) and
@@ -266,6 +269,18 @@ impl Prover {
     pub fn new(design: &Design, emission: u32, block: u32, seed: &Seed, entries: Entries) -> Result<Prover, BlockError> {
         let tree = merkle::Tree::new(leaves(design, emission, block, seed, &entries)?);
         Ok(Prover { emission, block, seed: *seed, entries, tree })
+    }
+
+    /// The prover of a block whose tree's level [`merkle::KEPT_LEVEL`] was kept (`kept_level`, from
+    /// [`Prover::kept_level`] or [`Block::kept_level`]): milliseconds instead of seconds. `None` if the
+    /// level does not fit the block; the caller checks the root against the block's commitment.
+    pub fn from_kept_level(emission: u32, block: u32, seed: &Seed, entries: Entries, kept_level: Vec<Hash>) -> Option<Prover> {
+        let tree = merkle::Tree::from_kept_level(entries.len(), kept_level)?;
+        Some(Prover { emission, block, seed: *seed, entries, tree })
+    }
+
+    pub fn kept_level(&self) -> &[Hash] {
+        self.tree.kept_level()
     }
 
     pub fn root(&self) -> Hash {

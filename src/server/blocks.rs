@@ -30,6 +30,7 @@ pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) 
             design_text: design_text.to_owned(),
             scheme: design.scheme,
             lots: block.lots,
+            kept_level: block.kept_level,
             now: now(),
         };
         store.insert_block(new).await.map_err(|e| e.to_string())?;

@@ -356,8 +356,13 @@ pub async fn serve_on(
     let proofs = tokio::spawn({
         let state = state.clone();
         async move {
-            if let Err(e) = state.printer.prepare_proofs(&*state.store).await {
-                tracing::warn!(error = %e, "the tree of the block on sale was not built ahead; the first proof asked will build it");
+            let started = std::time::Instant::now();
+            match state.printer.prepare_proofs(&*state.store).await {
+                Ok(Some((emission, block, origin))) => {
+                    tracing::info!(emission, block, ?origin, ms = started.elapsed().as_millis() as u64, "the tree of the block on sale is ready for proofs")
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "the tree of the block on sale was not built ahead; the first proof asked will build it"),
             }
         }
     });

@@ -60,34 +60,84 @@ struct Press {
     design: Arc<Design>,
     /// A QA deck's tickets, for its block (see `qa_deck`); `None` for every real block.
     deck: Option<Arc<Vec<Entry>>>,
-    /// Built on the first proof asked of the block (seconds of work), then kept: about 14 MB.
-    prover: tokio::sync::OnceCell<Arc<Prover>>,
+    /// Read (or built) on the first proof asked of the block, then kept: about 14 MB.
+    prover: tokio::sync::OnceCell<ReadyProver>,
+}
+
+struct ReadyProver {
+    prover: Prover,
+    origin: TreeOrigin,
+}
+
+/// Where a block's tree came from when the printer first needed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeOrigin {
+    /// Rebuilt in milliseconds from the level stored with the block, which led to its root.
+    Stored,
+    /// Built from every ticket of the block (seconds of work, at low priority), then stored.
+    Built,
 }
 
 impl Press {
-    async fn prover(&self) -> Result<Arc<Prover>, ApiError> {
-        let prover = self.prover.get_or_try_init(|| async {
-            let (design, seed, emission, block, deck) = (self.design.clone(), self.seed, self.emission, self.block, self.deck.clone());
-            let (done, made) = tokio::sync::oneshot::channel();
-            in_background(move || {
-                let entries = match deck {
-                    Some(deck) => Entries::Deck(deck),
-                    None => Entries::Lots(shuffled_lots(&seed)),
-                };
-                _ = done.send(Prover::new(&design, emission, block, &seed, entries));
-            });
-            match made.await {
-                Ok(Ok(prover)) if prover.root() == self.root => Ok(Arc::new(prover)),
-                Ok(Ok(prover)) => Err(ApiError::Internal(format!(
-                    "block E{emission}-B{block} recomputes to root {}, not to its committed root {}",
-                    hex(&prover.root()),
-                    hex(&self.root)
-                ))),
-                Ok(Err(e)) => Err(ApiError::Internal(format!("block E{emission}-B{block} cannot be recomputed: {e}"))),
-                Err(e) => Err(ApiError::Internal(format!("block E{emission}-B{block}: its tree was not built: {e}"))),
+    /// The block's prover: from the tree level stored with the block when it leads to the committed
+    /// root (milliseconds), else built from every ticket (seconds) and stored for the next start.
+    async fn prover(&self, store: &dyn Store) -> Result<&ReadyProver, ApiError> {
+        self.prover
+            .get_or_try_init(|| async {
+                if let Some(prover) = self.stored_prover(store).await {
+                    return Ok(ReadyProver { prover, origin: TreeOrigin::Stored });
+                }
+                let prover = self.built_prover().await?;
+                if let Err(e) = store.save_block_tree(self.emission, self.block, prover.kept_level().to_vec()).await {
+                    tracing::warn!(emission = self.emission, block = self.block, error = %e, "the block's tree could not be stored: the next start builds it again");
+                }
+                Ok(ReadyProver { prover, origin: TreeOrigin::Built })
+            })
+            .await
+    }
+
+    async fn stored_prover(&self, store: &dyn Store) -> Option<Prover> {
+        let (emission, block) = (self.emission, self.block);
+        let kept_level = match store.block_tree(emission, block).await {
+            Ok(kept_level) => kept_level?,
+            Err(e) => {
+                tracing::warn!(emission, block, error = %e, "the block's stored tree cannot be read: building it");
+                return None;
             }
-        });
-        Ok(prover.await?.clone())
+        };
+        let (seed, deck) = (self.seed, self.deck.clone());
+        let rebuilt = tokio::task::spawn_blocking(move || Prover::from_kept_level(emission, block, &seed, entries(&seed, deck), kept_level)).await;
+        match rebuilt {
+            Ok(Some(prover)) if prover.root() == self.root => Some(prover),
+            _ => {
+                tracing::warn!(emission, block, "the block's stored tree does not lead to its committed root: building it again");
+                None
+            }
+        }
+    }
+
+    async fn built_prover(&self) -> Result<Prover, ApiError> {
+        let (design, seed, emission, block, deck) = (self.design.clone(), self.seed, self.emission, self.block, self.deck.clone());
+        let (done, made) = tokio::sync::oneshot::channel();
+        in_background(move || _ = done.send(Prover::new(&design, emission, block, &seed, entries(&seed, deck))));
+        match made.await {
+            Ok(Ok(prover)) if prover.root() == self.root => Ok(prover),
+            Ok(Ok(prover)) => Err(ApiError::Internal(format!(
+                "block E{emission}-B{block} recomputes to root {}, not to its committed root {}",
+                hex(&prover.root()),
+                hex(&self.root)
+            ))),
+            Ok(Err(e)) => Err(ApiError::Internal(format!("block E{emission}-B{block} cannot be recomputed: {e}"))),
+            Err(e) => Err(ApiError::Internal(format!("block E{emission}-B{block}: its tree was not built: {e}"))),
+        }
+    }
+}
+
+/// A block's tickets: its QA deck's, or the lots its seed shuffles.
+fn entries(seed: &Seed, deck: Option<Arc<Vec<Entry>>>) -> Entries {
+    match deck {
+        Some(deck) => Entries::Deck(deck),
+        None => Entries::Lots(shuffled_lots(seed)),
     }
 }
 
@@ -170,18 +220,18 @@ impl Printer {
     /// A sold ticket's inclusion proof in its block's committed tree.
     pub async fn proof(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<InclusionProof, ApiError> {
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
-        let prover = press.prover().await?;
+        let prover = &press.prover(store).await?.prover;
         let path = prover.proof(&press.design, ticket.serial.index).map_err(|e| ApiError::Internal(format!("ticket {}: {e}", ticket.serial)))?;
         Ok(InclusionProof { index: ticket.serial.index, leaf_count: prover.leaf_count() as u32, path: path.iter().map(|h| hex(h)).collect() })
     }
 
-    /// Builds the tree of the block on sale ahead of its first proof, so that no buyer waits for it.
-    pub async fn prepare_proofs(&self, store: &dyn Store) -> Result<(), ApiError> {
+    /// Readies the tree of the block on sale ahead of its first proof, so that no buyer waits for it;
+    /// says which block and where its tree came from (`None`: no block on sale).
+    pub async fn prepare_proofs(&self, store: &dyn Store) -> Result<Option<(u32, u32, TreeOrigin)>, ApiError> {
         let on_sale = store.blocks().await?.into_iter().find(|b| b.closed_at.is_none() && b.sold < b.size);
-        if let Some(block) = on_sale {
-            self.press(store, block.emission, block.block).await?.prover().await?;
-        }
-        Ok(())
+        let Some(block) = on_sale else { return Ok(None) };
+        let origin = self.press(store, block.emission, block.block).await?.prover(store).await?.origin;
+        Ok(Some((block.emission, block.block, origin)))
     }
 
     async fn press(&self, store: &dyn Store, emission: u32, block: u32) -> Result<Arc<Press>, ApiError> {
@@ -234,5 +284,26 @@ mod tests {
         let first = Keyring::of(std::slice::from_ref(&new), 5_000).unwrap();
         assert_eq!(kid(&first), new.kid, "a first key signs at once");
         assert!(Keyring::of(&[], 0).is_err());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_block_tree_is_read_from_the_store_and_one_that_misleads_is_rebuilt_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::server::store::sqlite::SqliteStore::open(&dir.path().join("vegas.sqlite3")).unwrap();
+        crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1).await.unwrap();
+        let kept = store.block_tree(1, 1).await.unwrap().expect("a made block is stored with its tree level");
+        let readied = async || Printer::load(&store, None, 0).await.unwrap().prepare_proofs(&store).await.unwrap();
+        assert_eq!(readied().await, Some((1, 1, TreeOrigin::Stored)));
+
+        let mut altered = kept.clone();
+        altered[1234][0] ^= 1;
+        store.save_block_tree(1, 1, altered).await.unwrap();
+        assert_eq!(readied().await, Some((1, 1, TreeOrigin::Built)), "an altered node leads elsewhere than the root");
+        assert_eq!(store.block_tree(1, 1).await.unwrap().as_ref(), Some(&kept), "the rebuilt level replaces it");
+        assert_eq!(readied().await, Some((1, 1, TreeOrigin::Stored)));
+
+        store.save_block_tree(1, 1, kept[1..].to_vec()).await.unwrap();
+        assert_eq!(readied().await, Some((1, 1, TreeOrigin::Built)), "a level one node short");
+        assert_eq!(store.block_tree(1, 1).await.unwrap().as_ref(), Some(&kept));
     }
 }

@@ -73,6 +73,7 @@ pub async fn install(state: &AppState, text: &str) -> Result<(), String> {
         design_text: DEFAULT_DESIGN_TOML.to_owned(),
         scheme: design.scheme,
         lots,
+        kept_level: prover.kept_level().to_vec(),
         now: now(),
     };
     state.store.insert_block(block).await.map_err(|e| e.to_string())?;

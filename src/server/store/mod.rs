@@ -205,6 +205,8 @@ pub struct NewBlock {
     pub design_text: String,
     pub scheme: Scheme,
     pub lots: Vec<LotCode>,
+    /// Its tree's kept level ([`crate::block::Block::kept_level`]).
+    pub kept_level: Vec<Hash>,
     pub now: i64,
 }
 
@@ -253,6 +255,14 @@ fn cents(amount: i64) -> Result<Cents, StoreError> {
 /// An amount as both databases keep it (a signed 64-bit integer).
 fn sql_amount(amount: Cents) -> Result<i64, StoreError> {
     i64::try_from(amount.0).map_err(|_| StoreError::Backend(format!("{amount} is beyond what the store holds")))
+}
+
+/// A tree level read back from its column: whole hashes end to end.
+fn hashes(bytes: &[u8]) -> Result<Vec<Hash>, StoreError> {
+    match bytes.as_chunks::<32>() {
+        (hashes, []) => Ok(hashes.to_vec()),
+        (_, rest) => Err(StoreError::Backend(format!("a stored tree level ends with {} bytes of a hash", rest.len()))),
+    }
 }
 
 /// Uncovered zones (or their times) as a ticket row keeps them: a JSON list, compared whole by the
@@ -320,8 +330,12 @@ pub trait Store: Send + Sync {
     /// (the next page: a cursor that new sales do not shift).
     async fn history(&self, player_id: &str, limit: u32, before: Option<&str>) -> Result<Vec<TicketRecord>, StoreError>;
 
-    /// Stores a made block with its design and commitment; a block is never replaced.
+    /// Stores a made block with its design, commitment and tree level; a block is never replaced.
     async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError>;
+    /// The kept level of a block's tree, if stored. Unchecked: the printer checks it against the root.
+    async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError>;
+    /// Stores the kept level of a block's tree, replacing one that failed its check.
+    async fn save_block_tree(&self, emission: u32, block: u32, kept_level: Vec<Hash>) -> Result<(), StoreError>;
     async fn next_emission(&self) -> Result<u32, StoreError>;
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError>;
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError>;

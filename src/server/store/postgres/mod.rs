@@ -23,7 +23,7 @@ use super::why_not_registered;
 use crate::server::names::PlayerName;
 use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
-    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, json_list, sql_amount,
+    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
 };
 use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
@@ -225,6 +225,16 @@ fn shard_of(key: &[u8]) -> i32 {
 }
 
 /// Opens an account with its balance rows: one for a wallet, [`STRIPES`] for the game's own.
+async fn save_block_tree(client: &impl GenericClient, emission: i32, block: i32, kept_level: &[Hash]) -> Result<(), Failure> {
+    client
+        .execute(
+            "INSERT INTO block_trees (emission, block, kept_level) VALUES ($1, $2, $3) ON CONFLICT (emission, block) DO UPDATE SET kept_level = excluded.kept_level",
+            &[&emission, &block, &kept_level.as_flattened()],
+        )
+        .await?;
+    Ok(())
+}
+
 async fn open_account(tx: &impl GenericClient, account: &Account<'_>) -> Result<(), Failure> {
     let (id, wallet) = (account.id(), matches!(account, Account::Wallet(_)));
     tx.execute("INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &account.kind()]).await?;
@@ -815,6 +825,7 @@ impl Store for PostgresStore {
                 }
                 open_account(tx, &Account::Stakes { emission: block.emission, block: block.block }).await?;
                 open_account(tx, &Account::Prizes { emission: block.emission, block: block.block }).await?;
+                save_block_tree(tx, emission, number, &block.kept_level).await?;
                 Ok(())
             })
         })
@@ -839,6 +850,20 @@ impl Store for PostgresStore {
             Ok(block_row(&row.ok_or(StoreError::NotFound("block"))?)?)
         })
         .await
+    }
+
+    async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError> {
+        let (emission, block) = (int(emission)?, int(block)?);
+        self.core.read(async |client| {
+            let row = client.query_opt("SELECT kept_level FROM block_trees WHERE emission = $1 AND block = $2", &[&emission, &block]).await?;
+            Ok(row.map(|row| hashes(row.get(0))).transpose()?)
+        })
+        .await
+    }
+
+    async fn save_block_tree(&self, emission: u32, block: u32, kept_level: Vec<Hash>) -> Result<(), StoreError> {
+        let (emission, block) = (int(emission)?, int(block)?);
+        self.core.read(async |client| Ok(save_block_tree(client, emission, block, &kept_level).await?)).await
     }
 
     async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {

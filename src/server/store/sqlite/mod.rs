@@ -11,7 +11,7 @@ use super::why_not_registered;
 use crate::server::names::PlayerName;
 use super::{
     BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
-    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, json_list, sql_amount,
+    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
 };
 use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
@@ -170,6 +170,12 @@ fn balance(conn: &Connection, account: &Account) -> Result<Cents, StoreError> {
 
 fn open_account(conn: &Connection, account: &Account) -> Result<(), StoreError> {
     conn.prepare_cached("INSERT INTO accounts (id, kind) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING")?.execute(params![account.id(), account.kind()])?;
+    Ok(())
+}
+
+fn save_block_tree(conn: &Connection, emission: u32, block: u32, kept_level: &[Hash]) -> Result<(), StoreError> {
+    conn.prepare_cached("INSERT INTO block_trees (emission, block, kept_level) VALUES (?1, ?2, ?3) ON CONFLICT (emission, block) DO UPDATE SET kept_level = excluded.kept_level")?
+        .execute(params![emission, block, kept_level.as_flattened()])?;
     Ok(())
 }
 
@@ -643,11 +649,25 @@ impl Store for SqliteStore {
                 return Err(StoreError::AlreadyExists(format!("block E{}-B{}", block.emission, block.block)));
             }
             conn.prepare_cached("INSERT INTO block_sales (emission, block, size) VALUES (?1, ?2, ?3)")?.execute(params![block.emission, block.block, block.lots.len()])?;
+            save_block_tree(conn, block.emission, block.block, &block.kept_level)?;
             open_account(conn, &Account::Stakes { emission: block.emission, block: block.block })?;
             open_account(conn, &Account::Prizes { emission: block.emission, block: block.block })?;
             Ok(())
         })
         .await
+    }
+
+    async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError> {
+        self.read(false, move |conn| {
+            let level: Option<Vec<u8>> =
+                conn.prepare_cached("SELECT kept_level FROM block_trees WHERE emission = ?1 AND block = ?2")?.query_row(params![emission, block], |r| r.get(0)).optional()?;
+            level.as_deref().map(hashes).transpose()
+        })
+        .await
+    }
+
+    async fn save_block_tree(&self, emission: u32, block: u32, kept_level: Vec<Hash>) -> Result<(), StoreError> {
+        self.write(move |conn, _| save_block_tree(conn, emission, block, &kept_level)).await
     }
 
     async fn next_emission(&self) -> Result<u32, StoreError> {
