@@ -1,7 +1,7 @@
 //! `make bench-server`: purchases per second and their latency, against the real server binary on
 //! loopback (SQLite, `synchronous=FULL`: every purchase answered is on disk), with load from other
 //! processes: wrk (C, for closed loops, so that the load costs the server's two cores little) and this
-//! one (for paced runs). Bounded: about four minutes in all, some 1 000 000 purchases.
+//! one (for paced runs). Bounded: about six minutes in all, some 1 600 000 purchases.
 //!
 //! - `GET /healthz` in the same run, for scale: purchases/s ÷ healthz/s.
 //! - Closed loop (each player buys again as soon as answered, `benches/wrk/buy.lua`) at 50 and 500
@@ -11,7 +11,7 @@
 //!   and its latency counts from its scheduled time (so a slow answer also delays the next ones and is
 //!   charged to them, not hidden). Targets: ≥ 5 000 purchases/s, p99 < 25 ms.
 //! - The same paced run again while the server settles 20 000 tickets that fell due, against a run as
-//!   long with nothing due, both just after a restart; three such pairs, alternating. Target: the
+//!   long with nothing due, both just after a restart; five such pairs, alternating. Target: the
 //!   median pair adds less than 10 ms to the p99.
 //! - A player with 20 000 tickets buys as fast as a new one.
 //! - With a PostgreSQL server at hand (`make bench-server` starts one, `VEGAS_TEST_DATABASE`), the
@@ -37,8 +37,9 @@ const RUN: Duration = Duration::from_secs(5);
 const SETTLE_RUN: Duration = Duration::from_secs(25);
 /// Pairs of runs, one with nothing due and one settling: a 25 s run's p99 moves by tens of ms on this
 /// shared machine, and drifts over minutes, which the median of neighbouring pairs sees through.
-const SETTLE_PAIRS: usize = 3;
+const SETTLE_PAIRS: usize = 5;
 
+#[derive(Default)]
 struct Run {
     elapsed: Duration,
     latencies: Vec<Duration>,
@@ -168,7 +169,7 @@ fn report_first(errors_so_far: usize, error: &str) -> bool {
 }
 
 async fn gather(players: JoinSet<(Vec<Duration>, usize)>, start: Instant) -> Run {
-    let mut run = Run { elapsed: Duration::ZERO, latencies: Vec::new(), errors: 0 };
+    let mut run = Run::default();
     for (latencies, errors) in players.join_all().await {
         run.latencies.extend(latencies);
         run.errors += errors;
@@ -321,7 +322,7 @@ fn verdict(met: bool) -> &'static str {
 fn main() {
     let dir = private_dir();
     let data = dir.path();
-    vegas(data, &["emission", "create", "--blocks", "1"]);
+    vegas(data, &["emission", "create", "--blocks", "2"]);
     let mut server = ServerProcess::start(data, &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--settle-after", "600"]);
     // The load runs on one thread, so that the server has the rest of the machine.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -329,7 +330,7 @@ fn main() {
         let load = Arc::new(Load::new(&server));
         println!("server load benchmark: `vegas serve` on loopback, SQLite with synchronous=FULL (every answered purchase is durable)");
         println!("  setting up {PLAYERS} players and {SETTLE_PAIRS} with {HEAVY_TICKETS} tickets each…");
-        let tokens = players(&load, PLAYERS, |p| if p < 50 { 130 } else { 70 }).await;
+        let tokens = players(&load, PLAYERS, |p| if p < 50 { 160 } else { 95 }).await;
         // Each leaves its tickets unfinished, for one settling run; the first also buys on afterwards.
         let mut heavy_players = Vec::new();
         for _ in 0..SETTLE_PAIRS {
@@ -429,24 +430,19 @@ fn main() {
             verdict(median_added < 0.010 && all_settled)
         );
 
-        // One purchase at a time: the player with 20 000 tickets, then a new player.
+        // One purchase at a time, the player with 20 000 tickets and a new player in turn, so that both
+        // meet the same moments of the server (a checkpoint, the machine's other work).
         let fresh = load.guest().await;
         load.top_up(&fresh, 10).await;
-        let one_by_one = |token: String, label: &'static str| {
-            let load = load.clone();
-            async move {
-                let start = Instant::now();
-                let mut latencies = Vec::new();
-                for n in 0..300 {
-                    let sent = Instant::now();
-                    load.buy(&token, &format!("{label}-{n}")).await.unwrap();
-                    latencies.push(sent.elapsed());
-                }
-                Run { elapsed: start.elapsed(), latencies, errors: 0 }
+        let (mut heavy_run, mut fresh_run) = (Run::default(), Run::default());
+        for n in 0..300 {
+            for (token, run, label) in [(&heavy, &mut heavy_run, "seq-heavy"), (&fresh, &mut fresh_run, "seq-new")] {
+                let sent = Instant::now();
+                load.buy(token, &format!("{label}-{n}")).await.unwrap();
+                run.latencies.push(sent.elapsed());
+                run.elapsed += sent.elapsed();
             }
-        };
-        let heavy_run = one_by_one(heavy.clone(), "seq-heavy").await;
-        let fresh_run = one_by_one(fresh, "seq-new").await;
+        }
         println!("  {:<48} {}", format!("one at a time, a player with {HEAVY_TICKETS} tickets"), heavy_run.line());
         println!("  {:<48} {}", "one at a time, a new player", fresh_run.line());
         let ratio = heavy_run.percentile(0.5).as_secs_f64() / fresh_run.percentile(0.5).as_secs_f64();
