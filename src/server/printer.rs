@@ -167,8 +167,11 @@ pub struct Printer {
     keys: RwLock<Keyring>,
     presses: RwLock<HashMap<(u32, u32), Arc<Press>>>,
     designs: RwLock<HashMap<(Hash, Scheme), Arc<Design>>>,
-    qa_deck: RwLock<Option<((u32, u32), Arc<Vec<Entry>>)>>,
+    qa_deck: RwLock<Option<QaDeck>>,
 }
+
+/// A QA deck and the block (emission, block) whose tickets it replaces.
+type QaDeck = ((u32, u32), Arc<Vec<Entry>>);
 
 impl Printer {
     /// Reads the store's signing keys, first adding one if it holds none: `first_key`, or a new one.
