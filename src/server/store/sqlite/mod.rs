@@ -88,6 +88,7 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         migrate(&mut conn)?;
+        checkpoint::after_crash(&conn, path)?;
         configure(&conn, 16)?;
         let manager = SqliteConnectionManager::file(path).with_init(|c| {
             configure(c, 1)?;
