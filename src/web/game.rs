@@ -3,14 +3,16 @@
 //! every server call is an async task that dispatches what it learnt.
 
 use crate::api::TicketState;
-use crate::money::{Cents, format_signed_cents};
 use crate::payload::{Jwks, PayloadError, SignedPayload, TicketClaims, VerifiedTicket};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
 use super::account::{account_bar, use_account_form};
-use super::history::{Turn, history_panel, recall_banner};
+use super::controls::Controls;
+use super::history::{History, Turn, recall_banner};
+use super::result::TicketResult;
+use super::wallet::Wallet;
 use super::api::{self, ApiFailure, TicketView};
-use super::model::{Model, Msg};
+use super::model::{Dispatch, Model, Msg};
 use super::scratch_zone;
 use super::sound;
 use super::ticket::TicketCard;
@@ -102,51 +104,6 @@ async fn committed(dispatch: &Dispatch, view: &TicketView, claims: &TicketClaims
         COMMITTED_ROOTS.with(|roots| roots.borrow_mut().push((block, root.clone())));
     }
     super::inclusion::check(claims, &proof, &root).await.map_err(|e| refusal(&e))
-}
-
-type Dispatch = UseReducerDispatcher<Model>;
-
-/// How big a celebration a lot earns: a class the style grows with it.
-fn celebration(lot: Cents) -> Option<&'static str> {
-    match lot.0 / 100 {
-        0..50 => None,
-        50..1_000 => Some("big"),
-        _ => Some("jackpot"),
-    }
-}
-
-/// Falling confetti: more of them for a bigger lot.
-fn confetti(lot: Cents) -> Html {
-    let pieces = if lot >= Cents::euros(1_000) { 48 } else { 20 };
-    html! {
-        <div class="confetti" aria-hidden="true">
-            { for (0..pieces).map(|i| {
-                // Spread evenly, with a pseudo-random delay and hue per piece.
-                let style = format!("left:{}%;animation-delay:{}ms;--hue:{}", (i * 37) % 100, (i * 97) % 900, (i * 53) % 360);
-                html! { <i {style}></i> }
-            }) }
-        </div>
-    }
-}
-
-/// Counts the amount won up from zero in `amount` (at once when the player asks for less motion); the
-/// returned interval stops it when dropped.
-fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::Interval> {
-    // Yew's own text node, changed in place, so that Yew's next render of it finds what it made.
-    let text = amount.cast::<web_sys::Element>()?.first_child()?;
-    if super::scratch_zone::prefers_reduced_motion() {
-        return None;
-    }
-    // From when the banner shows (it waits for the last foil to fade, see the style).
-    let start = js_sys::Date::now() + 450.0;
-    // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
-    let duration = 600.0 + 300.0 * (target.0 as f64 / 100.0).max(1.0).log10();
-    text.set_node_value(Some(&Cents::ZERO.to_string()));
-    Some(gloo_timers::callback::Interval::new(33, move || {
-        let t = ((js_sys::Date::now() - start) / duration).clamp(0.0, 1.0);
-        let shown = if t >= 1.0 { target } else { Cents((target.0 as f64 * (1.0 - (1.0 - t).powi(3)) / 100.0) as u64 * 100) };
-        text.set_node_value(Some(&shown.to_string()));
-    }))
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -438,15 +395,6 @@ pub fn app() -> Html {
     let dispatch = model.dispatcher();
     let pending: PendingSlot = use_mut_ref(|| None);
     let account = use_account_form();
-    let amount = use_node_ref();
-    {
-        let won = model.game.as_ref().filter(|g| g.completed && !g.outcome.lot.is_zero()).map(|g| (g.ticket_id.clone(), g.outcome.lot));
-        let amount = amount.clone();
-        use_effect_with(won, move |won| {
-            let counting = won.as_ref().and_then(|(_, lot)| count_up(&amount, *lot));
-            move || drop(counting)
-        });
-    }
     let muted = use_state(sound::muted);
     let on_mute = {
         let muted = muted.clone();
@@ -490,10 +438,10 @@ pub fn app() -> Html {
         });
     }
 
-    // Buys with `mode`, or, with `None`, sends again the purchase left unanswered.
-    let purchase = |mode: Option<Mode>| {
+    // Buys in a mode, or, with `None`, sends again the purchase left unanswered.
+    let on_buy = {
         let (dispatch, jwks, pending) = (dispatch.clone(), model.jwks.clone(), pending.clone());
-        Callback::from(move |_: MouseEvent| {
+        Callback::from(move |mode: Option<Mode>| {
             let Some(jwks) = jwks.clone() else { return };
             let purchase = match (mode, pending.borrow().clone()) {
                 (Some(mode), None) => PendingPurchase::new(mode),
@@ -528,27 +476,15 @@ pub fn app() -> Html {
             });
         })
     };
-    let on_top_up = {
-        let dispatch = dispatch.clone();
-        Callback::from(move |_: MouseEvent| {
-            let dispatch = dispatch.clone();
-            yew::platform::spawn_local(async move {
-                match api::demo_deposit(5_000).await {
-                    Ok(me) => dispatch.dispatch(Msg::Balance(me.balance_cents)),
-                    Err(e) => fail(&dispatch, e),
-                }
-            });
-        })
-    };
     // A finished ticket is recalled as it ended; an unfinished one goes on being played.
-    let on_recall = |view: &TicketView| {
-        let (dispatch, jwks, view) = (dispatch.clone(), model.jwks.clone(), view.clone());
-        Callback::from(move |_: MouseEvent| {
+    let on_recall = {
+        let (dispatch, jwks) = (dispatch.clone(), model.jwks.clone());
+        Callback::from(move |view: TicketView| {
             if let Some(jwks) = jwks.clone() {
                 if view.state == TicketState::Finished {
                     dispatch.dispatch(Msg::Recall(view.clone()));
                 }
-                yew::platform::spawn_local(resume(dispatch.clone(), view.clone(), (*jwks).clone()));
+                yew::platform::spawn_local(resume(dispatch.clone(), view, (*jwks).clone()));
             }
         })
     };
@@ -573,55 +509,18 @@ pub fn app() -> Html {
 
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
     let can_buy = model.jwks.is_some() && !model.busy && !playing && model.pending_purchase.is_none();
-    let balance = model.balance.map_or_else(|| "—".to_owned(), format_signed_cents);
-    let result = model.game.as_ref().map(|g| {
-        if !g.completed {
-            return html! { <div class="result pending" aria-hidden="true"></div> };
-        }
-        let lot = g.outcome.lot;
-        let won = !lot.is_zero();
-        html! {
-            <div class={classes!("result", won.then_some("won"), celebration(lot))} data-testid="result">
-                { if won { html! { <><span class="result-title">{ "Gagné !" }</span><span class="result-amount" ref={amount.clone()} data-testid="result-amount">{ lot.to_string() }</span></> } }
-                  else { html! { <span class="result-title">{ "Pas de gain cette fois" }</span> } } }
-                if recall.is_none() {
-                    <button class="replay" data-testid="replay" disabled={!can_buy} onclick={purchase(Some(g.mode))}>{ "Rejouer" }</button>
-                }
-                if lot >= Cents::euros(50) && !super::scratch_zone::prefers_reduced_motion() { { confetti(lot) } }
-            </div>
-        }
-    });
-
     html! {
         <div class="app">
             <header class="topbar">
                 <h1 class="logo">{ "Vegas" }<small>{ "jeu de grattage" }</small></h1>
-                <div class="wallet">
-                    <span class="wallet-label">{ "Solde" }</span>
-                    <span class="balance" data-testid="balance">{ balance }</span>
-                    if model.demo {
-                        <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
-                    }
-                </div>
+                <Wallet balance={model.balance} demo={model.demo} dispatch={dispatch.clone()} />
                 { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }) }
                 <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}>{ if *muted { "Son coupé" } else { "Son" } }</button>
                 <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>
                 <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify">{ "Vérifier" }</a>
             </header>
             <main>
-                <div class="controls">
-                    <button class="play jouez" data-testid="play-jouez" disabled={!can_buy} onclick={purchase(Some(Mode::Jouez))}>
-                        { "Jouez" }<small>{ "3,00 € — vous grattez" }</small>
-                    </button>
-                    <button class="play auto" data-testid="play-auto" disabled={!can_buy} onclick={purchase(Some(Mode::Auto))}>
-                        { "Auto" }<small>{ "3,00 € — tout se découvre" }</small>
-                    </button>
-                    if model.pending_purchase.is_some() && !model.busy {
-                        <button class="play retry" data-testid="retry-purchase" onclick={purchase(None)}>
-                            { "Réessayer l'achat" }<small>{ "le même ticket, jamais deux fois" }</small>
-                        </button>
-                    }
-                </div>
+                <Controls {can_buy} can_retry={model.pending_purchase.is_some() && !model.busy} on_buy={on_buy.clone()} />
                 <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
                 { for model.error.clone().map(|e| html! {
                     <p class="error" role="alert" data-testid="error">
@@ -632,7 +531,10 @@ pub fn app() -> Html {
                     </p>
                 }) }
                 { for recall.map(|r| recall_banner(&r.view, { let dispatch = dispatch.clone(); Callback::from(move |_| dispatch.dispatch(Msg::EndRecall)) })) }
-                { for result }
+                if let Some(g) = &model.game {
+                    <TicketResult ticket_id={g.ticket_id.clone()} completed={g.completed} lot={g.outcome.lot}
+                        replay={recall.is_none().then_some(g.mode)} {can_buy} on_buy={on_buy} />
+                }
                 { match &model.game {
                     Some(g) => html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} on_reveal={on_reveal} on_choose={on_choose} /> },
                     None => html! {
@@ -643,7 +545,7 @@ pub fn app() -> Html {
                         </div>
                     },
                 } }
-                { history_panel(&model.history, model.history_cursors.is_empty(), on_recall, &on_turn) }
+                <History tickets={model.history.clone()} first_page={model.history_cursors.is_empty()} {on_recall} {on_turn} />
             </main>
             <footer data-testid="responsible-gaming">
                 if model.demo { { "Jeu de démonstration — les gains sont fictifs. " } }

@@ -26,8 +26,21 @@ pub enum Turn {
     Newer,
 }
 
-/// One page of the history. `tickets` holds one more than a page when an older page follows.
-pub fn history_panel(tickets: &[TicketView], first_page: bool, on_recall: impl Fn(&TicketView) -> Callback<MouseEvent>, on_turn: &Callback<Turn>) -> Html {
+#[derive(Properties, PartialEq)]
+pub struct HistoryProps {
+    /// A page, with one ticket more when an older page follows.
+    pub tickets: Vec<TicketView>,
+    pub first_page: bool,
+    /// A ticket chosen to look at again (or, unfinished, to go on with).
+    pub on_recall: Callback<TicketView>,
+    pub on_turn: Callback<Turn>,
+}
+
+/// One page of the history, with the way to the pages beside it.
+#[function_component(History)]
+pub fn history(props: &HistoryProps) -> Html {
+    let HistoryProps { tickets, first_page, on_recall, on_turn } = props;
+    let first_page = *first_page;
     let shown = &tickets[..tickets.len().min(HISTORY_PAGE)];
     let older = (tickets.len() > HISTORY_PAGE).then(|| shown[shown.len() - 1].id.clone());
     let turn = |to: Turn| on_turn.reform(move |_: MouseEvent| to.clone());
@@ -45,7 +58,7 @@ pub fn history_panel(tickets: &[TicketView], first_page: bool, on_recall: impl F
                     };
                     html! {
                         <li>
-                            <button class="history-item" data-testid={format!("history-item-{i}")} onclick={on_recall(t)}>
+                            <button class="history-item" data-testid={format!("history-item-{i}")} onclick={{ let t = t.clone(); on_recall.reform(move |_: MouseEvent| t.clone()) }}>
                                 <span class="h-serial">{ &t.serial }</span>
                                 <span class="h-date">{ french_time(t.sold_at, true) }</span>
                                 <span class="h-stake">{ format!("mise {TICKET_PRICE}") }</span>

@@ -1,7 +1,8 @@
-//! The web app (wasm32), in two builds from the same components:
+//! The web app (wasm32), in three builds from the same components:
 //!
 //! - the game (`index.html`): [`game`], the Yew game talking to the ticket server — all that players
-//!   download — with its state and messages in [`model`];
+//!   download — with its state and messages in [`model`], and its components: [`wallet`],
+//!   [`controls`], [`result`], [`history`];
 //! - the designers' preview (`preview.html`, served at `/preview/`, the `preview` feature): every
 //!   surface and ticket of the gallery, composed in the browser with no server;
 //! - the « Vérifier » page (`verify.html`, served at `/verifier/`, the `verify` feature): a ticket and
@@ -12,7 +13,7 @@
 //! And what both use:
 //! - [`ticket`]: the ticket card and the artwork of every symbol, shared by both.
 //! - [`history`]: the game's history pages and the recall of a finished ticket.
-//! - [`scratch_zone`]: one canvas scratch zone.
+//! - [`scratch_zone`]: one canvas scratch zone, its scratching a hook ([`scratch_zone::use_scratch`]).
 //! - [`api`]: the ticket server's API.
 //!
 //! Every ticket is verified ([`game::open_ticket`]) — signature against the JWKS, lot re-read by the
@@ -21,10 +22,12 @@
 
 pub mod account;
 pub mod api;
+pub mod controls;
 pub mod game;
 pub mod history;
 pub mod inclusion;
 pub mod model;
+pub mod result;
 #[cfg(feature = "preview")]
 pub mod preview;
 #[cfg(feature = "verify")]
@@ -33,6 +36,7 @@ pub mod scratch_zone;
 pub mod signature;
 pub mod sound;
 pub mod ticket;
+pub mod wallet;
 
 /// Starts the build's app: the preview in the preview build, the game otherwise.
 #[cfg(feature = "preview")]

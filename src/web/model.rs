@@ -8,6 +8,9 @@ use super::api::TicketView;
 use std::rc::Rc;
 use yew::prelude::*;
 
+/// What components and server tasks change the model through.
+pub type Dispatch = UseReducerDispatcher<Model>;
+
 const RECONNECTING: &str = "Connexion perdue — nouvel essai…";
 
 #[derive(Default, Clone, PartialEq)]

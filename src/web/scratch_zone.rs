@@ -324,15 +324,25 @@ fn repaint(canvas: &HtmlCanvasElement, zone: Zone, settings: FoilSettings, revea
     s.size = (w, h);
 }
 
-#[function_component(ScratchZone)]
-pub fn scratch_zone(props: &Props) -> Html {
+/// A zone being scratched: the canvas to attach it to, what a key does on it, and whether the player may
+/// scratch it now.
+pub struct Scratching {
+    pub canvas: NodeRef,
+    pub onkeydown: Callback<KeyboardEvent>,
+    pub enabled: bool,
+}
+
+/// Scratching one zone: paints its foil (anew when the zone is resized), sweeps it away when the game
+/// uncovers it, and while it is playable takes strokes and Enter/Space; `on_reveal` hears once that the
+/// player has uncovered it.
+#[hook]
+pub fn use_scratch(zone: Zone, scratchable: bool, revealed: bool, on_reveal: &Callback<Zone>) -> Scratching {
     let canvas_ref = use_node_ref();
     let state = use_mut_ref(|| Scratch { grid: None, size: (0.0, 0.0), strokes: Vec::new(), last: None, reported: false });
-    let zone = props.zone;
 
     let settings = use_context::<FoilSettings>().unwrap_or_default();
     {
-        let (canvas_ref, state, revealed) = (canvas_ref.clone(), state.clone(), props.revealed);
+        let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
         use_effect_with(settings, move |&settings| {
             let watch = canvas_ref.cast::<HtmlCanvasElement>().map(|canvas| {
                 repaint(&canvas, zone, settings, revealed, &mut state.borrow_mut());
@@ -372,7 +382,7 @@ pub fn scratch_zone(props: &Props) -> Html {
     // Uncovered by the system (« Auto », or a reopened ticket): sweep the foil away like a coin would.
     {
         let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
-        use_effect_with(props.revealed, move |&revealed| {
+        use_effect_with(revealed, move |&revealed| {
             if revealed
                 && !state.borrow().reported
                 && !prefers_reduced_motion()
@@ -384,19 +394,19 @@ pub fn scratch_zone(props: &Props) -> Html {
     }
 
     // What a stroke does, kept fresh on every render for the listeners below (its callback may change).
-    let on_reveal = use_mut_ref(|| props.on_reveal.clone());
-    *on_reveal.borrow_mut() = props.on_reveal.clone();
+    let latest_on_reveal = use_mut_ref(|| on_reveal.clone());
+    *latest_on_reveal.borrow_mut() = on_reveal.clone();
 
-    let enabled = props.scratchable && !props.revealed;
+    let enabled = scratchable && !revealed;
     {
         let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
         use_effect_with(enabled, move |&enabled| {
-            let listening = canvas_ref.cast::<HtmlCanvasElement>().filter(|_| enabled).map(|canvas| Strokes::listen(canvas, zone, state, on_reveal));
+            let listening = canvas_ref.cast::<HtmlCanvasElement>().filter(|_| enabled).map(|canvas| Strokes::listen(canvas, zone, state, latest_on_reveal));
             move || drop(listening)
         });
     }
     let onkeydown = {
-        let (state, on_reveal) = (state.clone(), props.on_reveal.clone());
+        let (state, on_reveal) = (state, on_reveal.clone());
         Callback::from(move |e: KeyboardEvent| {
             if enabled && (e.key() == "Enter" || e.key() == " ") {
                 e.prevent_default();
@@ -408,7 +418,13 @@ pub fn scratch_zone(props: &Props) -> Html {
             }
         })
     };
+    Scratching { canvas: canvas_ref, onkeydown, enabled }
+}
 
+#[function_component(ScratchZone)]
+pub fn scratch_zone(props: &Props) -> Html {
+    let zone = props.zone;
+    let Scratching { canvas, onkeydown, enabled } = use_scratch(zone, props.scratchable, props.revealed, &props.on_reveal);
     let slug = serde_name(zone);
     let label = if props.revealed {
         format!("{} : {}", zone.label_fr(), props.alt)
@@ -423,7 +439,7 @@ pub fn scratch_zone(props: &Props) -> Html {
             <div class="zone-content" aria-hidden={(!props.revealed).to_string()}>{ props.children.clone() }</div>
             // The zone's caption stays once its foil is gone (« grattez ici » only asks to scratch).
             if zone.label_fr() != "grattez ici" { <span class="caption" aria-hidden="true">{ zone.label_fr() }</span> }
-            <canvas ref={canvas_ref} class="foil" data-testid={format!("foil-{slug}")}
+            <canvas ref={canvas} class="foil" data-testid={format!("foil-{slug}")}
                 tabindex={if enabled { "0" } else { "-1" }} role="button" aria-label={label}
                 aria-disabled={(!enabled).to_string()} {onkeydown} />
         </div>

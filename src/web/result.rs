@@ -1,0 +1,93 @@
+//! A ticket's result above it: « Gagné ! » with the amount counting up, and a celebration that grows
+//! with the lot; « Pas de gain cette fois »; « Rejouer ». Its room is kept while the game goes on, so
+//! that nothing moves when it shows.
+
+use crate::money::Cents;
+use crate::play::Mode;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct ResultProps {
+    pub ticket_id: AttrValue,
+    pub completed: bool,
+    pub lot: Cents,
+    /// The mode « Rejouer » buys in; `None` for a ticket recalled, which offers no replay.
+    pub replay: Option<Mode>,
+    pub can_buy: bool,
+    pub on_buy: Callback<Option<Mode>>,
+}
+
+/// How big a celebration a lot earns: a class the style grows with it.
+fn celebration(lot: Cents) -> Option<&'static str> {
+    match lot.0 / 100 {
+        0..50 => None,
+        50..1_000 => Some("big"),
+        _ => Some("jackpot"),
+    }
+}
+
+/// Falling confetti: more of them for a bigger lot.
+fn confetti(lot: Cents) -> Html {
+    let pieces = if lot >= Cents::euros(1_000) { 48 } else { 20 };
+    html! {
+        <div class="confetti" aria-hidden="true">
+            { for (0..pieces).map(|i| {
+                // Spread evenly, with a pseudo-random delay and hue per piece.
+                let style = format!("left:{}%;animation-delay:{}ms;--hue:{}", (i * 37) % 100, (i * 97) % 900, (i * 53) % 360);
+                html! { <i {style}></i> }
+            }) }
+        </div>
+    }
+}
+
+/// Counts the amount won up from zero in `amount` (at once when the player asks for less motion); the
+/// returned interval stops it when dropped.
+fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::Interval> {
+    // Yew's own text node, changed in place, so that Yew's next render of it finds what it made.
+    let text = amount.cast::<web_sys::Element>()?.first_child()?;
+    if super::scratch_zone::prefers_reduced_motion() {
+        return None;
+    }
+    // From when the banner shows (it waits for the last foil to fade, see the style).
+    let start = js_sys::Date::now() + 450.0;
+    // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
+    let duration = 600.0 + 300.0 * (target.0 as f64 / 100.0).max(1.0).log10();
+    text.set_node_value(Some(&Cents::ZERO.to_string()));
+    Some(gloo_timers::callback::Interval::new(33, move || {
+        let t = ((js_sys::Date::now() - start) / duration).clamp(0.0, 1.0);
+        let shown = if t >= 1.0 { target } else { Cents((target.0 as f64 * (1.0 - (1.0 - t).powi(3)) / 100.0) as u64 * 100) };
+        text.set_node_value(Some(&shown.to_string()));
+    }))
+}
+
+#[function_component(TicketResult)]
+pub fn ticket_result(props: &ResultProps) -> Html {
+    let amount = use_node_ref();
+    let won = !props.lot.is_zero();
+    {
+        let amount = amount.clone();
+        let counted = (props.completed && won).then(|| (props.ticket_id.clone(), props.lot));
+        use_effect_with(counted, move |counted| {
+            let counting = counted.as_ref().and_then(|(_, lot)| count_up(&amount, *lot));
+            move || drop(counting)
+        });
+    }
+    if !props.completed {
+        return html! { <div class="result pending" aria-hidden="true"></div> };
+    }
+    let lot = props.lot;
+    html! {
+        <div class={classes!("result", won.then_some("won"), celebration(lot))} data-testid="result">
+            if won {
+                <span class="result-title">{ "Gagné !" }</span>
+                <span class="result-amount" ref={amount} data-testid="result-amount">{ lot.to_string() }</span>
+            } else {
+                <span class="result-title">{ "Pas de gain cette fois" }</span>
+            }
+            if let Some(mode) = props.replay {
+                <button class="replay" data-testid="replay" disabled={!props.can_buy} onclick={props.on_buy.reform(move |_: MouseEvent| Some(mode))}>{ "Rejouer" }</button>
+            }
+            if lot >= Cents::euros(50) && !super::scratch_zone::prefers_reduced_motion() { { confetti(lot) } }
+        </div>
+    }
+}
