@@ -340,7 +340,7 @@ async fn run_auto(dispatch: Dispatch, mut game: Game) {
         gloo_timers::future::TimeoutFuture::new(scratch_zone::auto_pause_ms()).await;
         game.apply(Action::Reveal(zone));
         LocalReveals::keep(&game);
-        dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
+        dispatch.dispatch(Msg::Play(game.ticket_id.clone(), Action::Reveal(zone)));
         // Only a record of progress: the server uncovers whatever it missed when the game completes.
         sync_reveals(&dispatch, &game).await;
     }
@@ -382,7 +382,7 @@ async fn finish(dispatch: &Dispatch, ticket_id: &str) {
             LocalReveals::forget(ticket_id);
             dispatch.dispatch(Msg::Synced);
             dispatch.dispatch(Msg::Balance(balance_cents));
-            dispatch.dispatch(Msg::Play(Action::Completed));
+            dispatch.dispatch(Msg::Play(ticket_id.to_owned(), Action::Completed));
             refresh_history(dispatch).await;
         }
         Err(e) => fail(dispatch, e),
@@ -452,10 +452,6 @@ pub fn app() -> Html {
             yew::platform::spawn_local(purchase_until_answered(dispatch.clone(), purchase, pending.clone(), jwks));
         })
     };
-    let on_choose = {
-        let dispatch = dispatch.clone();
-        Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(Action::Choose(s))))
-    };
     let on_reveal = {
         let (dispatch, game) = (dispatch.clone(), model.game.clone());
         Callback::from(move |zone: Zone| {
@@ -464,7 +460,7 @@ pub fn app() -> Html {
                 return;
             }
             LocalReveals::keep(&game);
-            dispatch.dispatch(Msg::Play(Action::Reveal(zone)));
+            dispatch.dispatch(Msg::Play(game.ticket_id.clone(), Action::Reveal(zone)));
             let dispatch = dispatch.clone();
             yew::platform::spawn_local(async move {
                 if !sync_reveals(&dispatch, &game).await {
@@ -536,7 +532,11 @@ pub fn app() -> Html {
                         replay={recall.is_none().then_some(g.mode)} {can_buy} on_buy={on_buy} />
                 }
                 { match &model.game {
-                    Some(g) => html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} on_reveal={on_reveal} on_choose={on_choose} /> },
+                    Some(g) => {
+                        let (dispatch, ticket) = (dispatch.clone(), g.ticket_id.clone());
+                        let on_choose = Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(ticket.clone(), Action::Choose(s))));
+                        html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} {on_reveal} {on_choose} /> }
+                    }
                     None => html! {
                         <div class="ticket placeholder" data-testid="welcome">
                             <p class="ticket-logo big">{ "VEGAS" }</p>

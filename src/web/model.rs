@@ -58,7 +58,9 @@ pub enum Msg {
     EndRecall,
     /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
     Open(Box<Game>),
-    Play(Action),
+    /// A move in the game of this ticket: the one on screen, or the one a recall keeps to go back to
+    /// (« Auto » goes on behind a recall).
+    Play(String, Action),
     Busy(bool),
     Say(String),
     Fail(String),
@@ -114,8 +116,11 @@ impl Reducible for Model {
                 m.error = None;
                 m.game = Some(*game);
             }
-            Msg::Play(action) => {
-                if let Some(g) = m.game.as_mut()
+            Msg::Play(ticket, action) => {
+                if let Some(g) = m.recall.as_mut().and_then(|r| r.back_to.as_mut()).filter(|g| g.ticket_id == ticket) {
+                    g.apply(action);
+                }
+                if let Some(g) = m.game.as_mut().filter(|g| g.ticket_id == ticket)
                     && g.apply(action)
                 {
                     m.message = match action {

@@ -265,6 +265,34 @@ test('« Rejouer » buys the next ticket; a recall is marked, lists its steps wi
   await context.close();
 });
 
+test('« Auto » goes on behind a recall: back to the game, the ticket has ended and its win is credited', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const first = await lastTicket(page);
+  await page.click('[data-testid=replay]');
+  await page.waitForFunction(serial => !document.querySelector('[data-testid=serial]')?.textContent.includes(serial), first.serial);
+  const second = await lastTicket(page);
+  assert.notEqual(second.id, first.id);
+  // The first ticket looked at again while « Auto » uncovers the second, until the server has ended it.
+  await page.waitForSelector('[data-testid=zone-poker-hand][data-revealed=true]');
+  assert.ok(await page.locator('[data-revealed=false]').count() > 0, '« Auto » still under way');
+  const firstInHistory = page.locator('.history-item', { hasText: first.serial });
+  await firstInHistory.click();
+  await page.waitForSelector('[data-testid=recall]');
+  await page.waitForFunction(async id => (await (await fetch('/api/tickets?limit=1')).json())[0]?.id === id
+    && (await (await fetch('/api/tickets?limit=1')).json())[0]?.state === 'finished', second.id, { timeout: 20000, polling: 200 });
+  await page.click('[data-testid=recall-back]');
+  await page.waitForFunction(serial => document.querySelector('[data-testid=serial]')?.textContent.includes(serial), second.serial);
+  await page.waitForSelector('[data-testid=result]');
+  assert.equal(await page.locator('[data-revealed=false]').count(), 0, 'every zone of the game uncovered');
+  const ended = await lastTicket(page);
+  assert.equal(await balanceCents(page), 10000 - 600 + first.win_cents + ended.win_cents);
+  assert.equal(await page.isDisabled('[data-testid=play-jouez]'), false, 'a next ticket can be bought');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a reload mid-game brings the ticket back where it was', async () => {
   const { page, context } = await newPlayer();
   await page.click('[data-testid=play-jouez]');
