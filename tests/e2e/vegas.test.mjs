@@ -59,6 +59,16 @@ async function lastTicket(page) {
   return page.evaluate(async () => (await (await fetch('/api/tickets?limit=1')).json())[0]);
 }
 
+/** Plays a ticket with « Auto » to its end, then « Rejouer »: the first ticket, once the next is on screen. */
+async function autoThenReplay(page) {
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const first = await lastTicket(page);
+  await page.click('[data-testid=replay]');
+  await page.waitForFunction(serial => !document.querySelector('[data-testid=serial]')?.textContent.includes(serial), first.serial);
+  return first;
+}
+
 test('a guest starts with 100 € and sees the welcome ticket', async () => {
   const { page, context, errors } = await newPlayer();
   assert.equal(await balanceCents(page), 10000);
@@ -213,11 +223,7 @@ test('Auto uncovers every zone by itself, then shows the lot; history recalls th
 
 test('« Rejouer » buys the next ticket; a recall is marked, lists its steps with their times, and goes back to the game; history pages by ten', async () => {
   const { page, context, errors } = await newPlayer();
-  await page.click('[data-testid=play-auto]');
-  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
-  const first = await lastTicket(page);
-  await page.click('[data-testid=replay]');
-  await page.waitForFunction(serial => !document.querySelector('[data-testid=serial]')?.textContent.includes(serial), first.serial);
+  const first = await autoThenReplay(page);
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
   const second = await lastTicket(page);
   assert.equal(second.mode, 'auto', '« Rejouer » plays as the ticket before');
@@ -267,11 +273,7 @@ test('« Rejouer » buys the next ticket; a recall is marked, lists its steps wi
 
 test('« Auto » goes on behind a recall: back to the game, the ticket has ended and its win is credited', async () => {
   const { page, context, errors } = await newPlayer();
-  await page.click('[data-testid=play-auto]');
-  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
-  const first = await lastTicket(page);
-  await page.click('[data-testid=replay]');
-  await page.waitForFunction(serial => !document.querySelector('[data-testid=serial]')?.textContent.includes(serial), first.serial);
+  const first = await autoThenReplay(page);
   const second = await lastTicket(page);
   assert.notEqual(second.id, first.id);
   // The first ticket looked at again while « Auto » uncovers the second, until the server has ended it.
