@@ -320,18 +320,22 @@ async fn purchase_until_answered(dispatch: Dispatch, purchase: PendingPurchase, 
     PendingPurchase::end(&dispatch, &pending);
     dispatch.dispatch(Msg::Synced);
     dispatch.dispatch(Msg::Balance(bought.balance_cents));
-    match open_with_current_keys(&dispatch, &bought.ticket, &jwks).await {
+    let auto = match open_with_current_keys(&dispatch, &bought.ticket, &jwks).await {
         Ok(game) => {
-            let auto = game.mode == Mode::Auto && !game.completed;
             dispatch.dispatch(Msg::Open(Box::new(game.clone())));
             dispatch.dispatch(Msg::Busy(false));
-            if auto {
-                run_auto(dispatch.clone(), game).await;
-            }
+            Some(game).filter(|g| g.mode == Mode::Auto && !g.completed)
         }
-        Err(e) => dispatch.dispatch(Msg::Fail(e)),
-    }
+        Err(e) => {
+            dispatch.dispatch(Msg::Fail(e));
+            None
+        }
+    };
+    // The ticket bought is in the history at once, « en cours » while « Auto » uncovers it.
     refresh_history(&dispatch).await;
+    if let Some(game) = auto {
+        run_auto(dispatch, game).await;
+    }
 }
 
 /// « Auto »: uncovers every zone, surface after surface, then ends the game.

@@ -205,6 +205,9 @@ test('a guest creates an account and keeps its balance and history, logs out, an
 test('Auto uncovers every zone by itself, then shows the lot; history recalls the ticket', async () => {
   const { page, context } = await newPlayer();
   await page.click('[data-testid=play-auto]');
+  // Bought, the ticket is in the history at once, while « Auto » uncovers it.
+  await page.waitForFunction(() => /en cours/.test(document.querySelector('[data-testid=history-item-0]')?.textContent ?? ''));
+  assert.ok(await page.locator('[data-revealed=false]').count() > 0, 'before « Auto » has ended');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
   assert.equal(await page.locator('[data-revealed=false]').count(), 0);
   await page.screenshot({ path: join(artifacts, '05-auto-finished.png'), fullPage: true });
