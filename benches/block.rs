@@ -34,7 +34,11 @@ fn main() {
     let per_s = f64::from(BLOCK_SIZE) / make.as_secs_f64();
     println!("block of {} tickets on {threads} threads", report.tickets);
     println!("  shuffle alone                     {:>8.3} s", shuffle.as_secs_f64());
-    println!("  make (shuffle+compose+eval+root)  {:>8.3} s  ({per_s:.0} tickets/s)  goal < 3 s: {}", make.as_secs_f64(), if make.as_secs_f64() < 3.0 { "met" } else { "MISSED" });
+    println!(
+        "  make (shuffle+compose+eval+root)  {:>8.3} s  ({per_s:.0} tickets/s)  goal < 3 s: {}",
+        make.as_secs_f64(),
+        if make.as_secs_f64() < 3.0 { "met" } else { "MISSED" }
+    );
     println!("  audit (recompute + checks)        {:>8.3} s", audit_time.as_secs_f64());
     match peak_rss_mib() {
         Some(mib) => println!("  peak memory (VmHWM)               {mib:>8.1} MiB"),

@@ -101,7 +101,14 @@ impl Load {
 
     async fn top_up(&self, token: &str, times: usize) {
         for _ in 0..times {
-            let r = self.http.post(format!("{}/api/wallet/deposit", self.base)).bearer_auth(token).json(&serde_json::json!({"amount_cents": 10_000})).send().await.unwrap();
+            let r = self
+                .http
+                .post(format!("{}/api/wallet/deposit", self.base))
+                .bearer_auth(token)
+                .json(&serde_json::json!({"amount_cents": 10_000}))
+                .send()
+                .await
+                .unwrap();
             assert_eq!(r.status(), StatusCode::OK);
         }
     }
@@ -230,7 +237,16 @@ fn wrk(base: &str, connections: usize, seconds: u64, script: Option<(&std::path:
     let duration = |text: &str| {
         let (number, unit) = text.split_at(text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len()));
         let number: f64 = number.parse().unwrap_or(0.0);
-        Duration::from_secs_f64(number * match unit { "us" => 1e-6, "ms" => 1e-3, "s" => 1.0, "m" => 60.0, _ => 0.0 })
+        Duration::from_secs_f64(
+            number
+                * match unit {
+                    "us" => 1e-6,
+                    "ms" => 1e-3,
+                    "s" => 1.0,
+                    "m" => 60.0,
+                    _ => 0.0,
+                },
+        )
     };
     Wrk {
         rate: field("Requests/sec:").parse().unwrap_or(0.0),
@@ -311,7 +327,9 @@ fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &
         });
         let dir = private_dir();
         vegas(dir.path(), &["--database", &database, "emission", "create", "--blocks", "1"]);
-        let servers: Vec<ServerProcess> = (0..instances).map(|_| ServerProcess::start(dir.path(), &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--database", &database])).collect();
+        let servers: Vec<ServerProcess> = (0..instances)
+            .map(|_| ServerProcess::start(dir.path(), &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--database", &database]))
+            .collect();
         let loads: Vec<Arc<Load>> = servers.iter().map(|s| Arc::new(Load::new(s))).collect();
         let tokens = runtime.block_on(players(&loads[0], PLAYERS, |_| 10));
         let files = token_files(dir.path(), "pg", &tokens, instances);
@@ -336,7 +354,8 @@ fn main() {
     let dir = private_dir();
     let data = dir.path();
     vegas(data, &["emission", "create", "--blocks", "2"]);
-    let mut server = ServerProcess::start(data, &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--settle-after", &SETTLE_AFTER.to_string()]);
+    let mut server =
+        ServerProcess::start(data, &["--demo", "--auth-burst", "100000", "--auth-per-minute", "100000", "--settle-after", &SETTLE_AFTER.to_string()]);
     // The load runs on one thread, so that the server has the rest of the machine.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (sqlite_closed, sqlite_paced) = runtime.block_on(async {
@@ -436,7 +455,12 @@ fn main() {
                 format!("same, restarted, settling {due} due tickets ({:.0} s)", settling.elapsed.as_secs_f64()),
                 settling.line()
             );
-            println!("    {} tickets settled within {:.1} s of falling due, during the run; p99 {:+.1} ms against the run before", due - left, settled_in.as_secs_f64(), difference * 1000.0);
+            println!(
+                "    {} tickets settled within {:.1} s of falling due, during the run; p99 {:+.1} ms against the run before",
+                due - left,
+                settled_in.as_secs_f64(),
+                difference * 1000.0
+            );
             added.push(difference);
         }
         added.sort_by(f64::total_cmp);

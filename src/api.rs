@@ -65,8 +65,7 @@ pub struct CommittedRoot {
 }
 
 /// Shown on every screen, as the law asks of gambling operators in France.
-pub const RESPONSIBLE_GAMING: &str =
-    "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";
+pub const RESPONSIBLE_GAMING: &str = "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";
 
 /// The signed-in player.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

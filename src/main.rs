@@ -9,8 +9,8 @@ mod cli {
     use std::time::Duration;
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
     use vegas::money::Cents;
-    use vegas::server::store::{Credit, Funding, Store, StoreError};
     use vegas::server::store::ledger;
+    use vegas::server::store::{Credit, Funding, Store, StoreError};
     use vegas::server::{AppState, Config, Database, blocks, limits, now, printer, qa_deck};
 
     #[derive(Parser)]
@@ -180,7 +180,19 @@ mod cli {
     async fn execute(cli: Cli) -> Result<(), String> {
         let database = Database::choose(cli.database, cli.data, cli.connections);
         match cli.command {
-            Command::Serve { addr, dist, demo, settle_after, secure_cookie, behind_proxy, auth_burst, auth_per_minute, password_hashes, max_connections, qa_deck } => {
+            Command::Serve {
+                addr,
+                dist,
+                demo,
+                settle_after,
+                secure_cookie,
+                behind_proxy,
+                auth_burst,
+                auth_per_minute,
+                password_hashes,
+                max_connections,
+                qa_deck,
+            } => {
                 let qa_deck = match qa_deck {
                     Some(_) if !demo => return Err("--qa-deck sells test tickets: it needs --demo, and is never allowed with real money".into()),
                     Some(path) => Some(std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?),
@@ -310,7 +322,10 @@ mod cli {
             println!("  leaf: {}", hex(&t.leaf));
         }
         let report = block.audit().map_err(|e| format!("block E{}-B{}: {e}", published.emission, published.block))?;
-        println!("block E{}-B{} (scheme {}): {} tickets recomputed from the seed, verified", published.emission, published.block, published.scheme, report.tickets);
+        println!(
+            "block E{}-B{} (scheme {}): {} tickets recomputed from the seed, verified",
+            published.emission, published.block, published.scheme, report.tickets
+        );
         for (lot, count) in report.counts.iter().rev() {
             println!("  {count:>9} × {lot}");
         }

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use support::http::Retrying;
-use support::process::{ServerProcess, vegas, private_dir};
+use support::process::{ServerProcess, private_dir, vegas};
 use vegas::payload::{Jwks, verify};
 
 const INSTANCES: usize = 3;

@@ -15,15 +15,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use support::http::Retrying;
-use support::process::{ServerProcess, vegas, private_dir};
+use support::process::{ServerProcess, private_dir, vegas};
 
 const PLAYERS: usize = 12;
 const TICKETS_EACH: usize = 25;
 const KILLS: usize = 5;
 
 async fn buy(shop: &Retrying, token: &str, key: &str) -> (StatusCode, Value) {
-    shop.until_answered(0, |base| shop.http.post(format!("{base}/api/tickets")).bearer_auth(token).header("Idempotency-Key", key).json(&json!({"mode": "jouez"})))
-        .await
+    shop.until_answered(0, |base| {
+        shop.http.post(format!("{base}/api/tickets")).bearer_auth(token).header("Idempotency-Key", key).json(&json!({"mode": "jouez"}))
+    })
+    .await
 }
 
 #[derive(Debug, Clone)]
@@ -100,11 +102,9 @@ async fn acknowledged_purchases_survive_sigkill() {
 
     let mut serials = HashSet::new();
     for (token, acknowledged) in &results {
-        let (status, history) =
-            shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
+        let (status, history) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
         assert_eq!(status, StatusCode::OK);
-        let held: HashMap<&str, &str> =
-            history.as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap(), t["serial"].as_str().unwrap())).collect();
+        let held: HashMap<&str, &str> = history.as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap(), t["serial"].as_str().unwrap())).collect();
         assert_eq!(held.len(), TICKETS_EACH, "one ticket per key, none lost, none extra");
         for ack in acknowledged.values() {
             assert_eq!(held.get(ack.ticket_id.as_str()), Some(&ack.serial.as_str()), "an acknowledged ticket is still there");

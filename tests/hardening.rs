@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::process::{ServerProcess, vegas, vegas_refused, private_dir};
+use support::process::{ServerProcess, private_dir, vegas, vegas_refused};
 
 /// Rate limits out of the way, for the tests that are about something else.
 const NO_RATE_LIMIT: [&str; 4] = ["--auth-burst", "100000", "--auth-per-minute", "100000"];

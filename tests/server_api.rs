@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
+use support::process::private_dir;
 use vegas::block::published::PublishedBlock;
 use vegas::block::{from_hex, merkle};
 use vegas::payload::{Jwks, verify};
 use vegas::rules::prize_table::BLOCK_SIZE;
-use vegas::server::store::{Store, ledger};
-use support::process::private_dir;
 use vegas::server::limits::Rate;
+use vegas::server::store::{Store, ledger};
 use vegas::server::{AppState, Config, Database, blocks, open_store};
 
 /// A store with an emission of two blocks, made once and copied for each test.
@@ -120,15 +120,8 @@ impl Server {
     }
 
     async fn buy(&self, p: &Player, mode: &str, key: &str) -> (StatusCode, Value) {
-        let r = self
-            .http
-            .post(self.url("/api/tickets"))
-            .bearer_auth(&p.token)
-            .header("Idempotency-Key", key)
-            .json(&json!({ "mode": mode }))
-            .send()
-            .await
-            .unwrap();
+        let r =
+            self.http.post(self.url("/api/tickets")).bearer_auth(&p.token).header("Idempotency-Key", key).json(&json!({ "mode": mode })).send().await.unwrap();
         let status = r.status();
         (status, r.json().await.unwrap())
     }
@@ -439,7 +432,10 @@ async fn each_ticket_is_proven_in_its_committed_block_and_a_closed_block_is_veri
     let output = support::process::vegas(s.data.path(), &["verify", file.to_str().unwrap(), "--ticket", "1499999"]);
     let printed = String::from_utf8(output.stdout).unwrap();
     assert!(printed.contains(&format!("ticket E1-B1-1499999: lot {}", claims.lot_cents)), "{printed}");
-    assert!(printed.contains(&format!("zones: {}", vegas::json::to_string(&claims.zones).unwrap())), "the ticket sold is the one the seed composes:\n{printed}");
+    assert!(
+        printed.contains(&format!("zones: {}", vegas::json::to_string(&claims.zones).unwrap())),
+        "the ticket sold is the one the seed composes:\n{printed}"
+    );
     assert!(printed.contains(&format!("salt: {}", claims.salt.unwrap())), "{printed}");
     assert!(printed.contains("1500000 tickets recomputed from the seed, verified") && printed.contains(&open.root), "{printed}");
 
@@ -546,7 +542,9 @@ async fn serves_build_compressed_files_as_they_are_and_caches_only_hashed_names(
     std::fs::write(dist.path().join(format!("{wasm}.gz")), b"as gzip 9 made it").unwrap();
     let s = server_with_dist(dist.path()).await;
 
-    for (accept, encoding, body) in [("br, gzip", Some("br"), "as brotli 11 made it"), ("gzip", Some("gzip"), "as gzip 9 made it"), ("identity", None, "the wasm itself")] {
+    for (accept, encoding, body) in
+        [("br, gzip", Some("br"), "as brotli 11 made it"), ("gzip", Some("gzip"), "as gzip 9 made it"), ("identity", None, "the wasm itself")]
+    {
         let r = s.http.get(s.url(&format!("/{wasm}"))).header("accept-encoding", accept).send().await.unwrap();
         assert_eq!(r.headers().get("content-encoding").map(|v| v.to_str().unwrap()), encoding, "{accept}");
         assert_eq!(r.headers()["cache-control"], "public, max-age=31536000, immutable");
@@ -637,16 +635,33 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
     }
     operations.sort();
     let expected = [
-        "GET /.well-known/jwks.json", "GET /api/blocks", "GET /api/blocks/{emission}/{block}", "GET /api/jwks", "GET /api/me",
-        "GET /api/openapi.json", "GET /api/tickets", "GET /api/tickets/{id}", "GET /api/tickets/{id}/proof", "GET /healthz", "GET /regles",
-        "POST /api/account", "POST /api/guest", "POST /api/login", "POST /api/logout", "POST /api/register", "POST /api/tickets",
-        "POST /api/tickets/{id}/complete", "POST /api/tickets/{id}/reveal", "POST /api/wallet/deposit",
+        "GET /.well-known/jwks.json",
+        "GET /api/blocks",
+        "GET /api/blocks/{emission}/{block}",
+        "GET /api/jwks",
+        "GET /api/me",
+        "GET /api/openapi.json",
+        "GET /api/tickets",
+        "GET /api/tickets/{id}",
+        "GET /api/tickets/{id}/proof",
+        "GET /healthz",
+        "GET /regles",
+        "POST /api/account",
+        "POST /api/guest",
+        "POST /api/login",
+        "POST /api/logout",
+        "POST /api/register",
+        "POST /api/tickets",
+        "POST /api/tickets/{id}/complete",
+        "POST /api/tickets/{id}/reveal",
+        "POST /api/wallet/deposit",
     ];
     assert_eq!(operations, expected);
     // Each one is a route of the server (never the API's "no such route" fallback, never 405).
     for operation in &operations {
         let (method, path) = operation.split_once(' ').unwrap();
-        let request = s.http.request(method.parse().unwrap(), s.url(&path.replace("{id}", "t-none").replace("{emission}/{block}", "9/9"))).bearer_auth(&p.token);
+        let request =
+            s.http.request(method.parse().unwrap(), s.url(&path.replace("{id}", "t-none").replace("{emission}/{block}", "9/9"))).bearer_auth(&p.token);
         let response = request.send().await.unwrap();
         let status = response.status();
         let body = response.text().await.unwrap();

@@ -10,10 +10,10 @@ use vegas::money::Cents;
 use vegas::play::{Mode, RevealError};
 use vegas::rules::prize_table::TICKET_PRICE;
 use vegas::rules::{Surface, Zone};
+use vegas::server::names::{PlayerName, key_of};
 use vegas::server::store::ledger::{self, LedgerReport};
 use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::sqlite::SqliteStore;
-use vegas::server::names::{PlayerName, key_of};
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
 
 /// A store under test, with whatever keeps it alive.
@@ -172,10 +172,7 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<dy
     let results = racing.join_all().await;
     watcher.await.unwrap();
     let sold = results.iter().filter(|r| r.is_ok()).count();
-    let refused = results
-        .iter()
-        .filter(|r| matches!(r, Err(StoreError::InsufficientFunds { price, .. }) if *price == TICKET_PRICE))
-        .count();
+    let refused = results.iter().filter(|r| matches!(r, Err(StoreError::InsufficientFunds { price, .. }) if *price == TICKET_PRICE)).count();
     assert_eq!((sold, refused), (2, 98), "{results:?}");
     assert_eq!(balance(&*store, &p).await, Cents::euros(1));
     assert_eq!(ledger_passes(&*store).await.blocks[0].sold, 2);
@@ -427,7 +424,13 @@ async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(stor
 
 async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
     let typed = ["lucie", "Lucie", "ＬＵＣＩＥ", "lucіe"];
-    let named = |id: &str, name: &str| NewPlayer { id: id.into(), name: Some(PlayerName { shown: name.into(), key: key_of(name) }), password_hash: Some("h".into()), guest: false, opening_credit: None };
+    let named = |id: &str, name: &str| NewPlayer {
+        id: id.into(),
+        name: Some(PlayerName { shown: name.into(), key: key_of(name) }),
+        password_hash: Some("h".into()),
+        guest: false,
+        opening_credit: None,
+    };
     let mut racing = JoinSet::new();
     for i in 0..20 {
         let store = store.clone();

@@ -132,10 +132,12 @@ async fn a_stroke_clears_where_it_passes_and_coverage_past_the_threshold_reveals
     assert!(reported.borrow().is_empty(), "one short stroke does not uncover the zone");
 
     // Back and forth over the whole zone, as a player would.
-    let zig_zag: Vec<(f64, f64)> = (0..=6).flat_map(|row| {
-        let y = f64::from(row) * 10.0;
-        [(2.0, y), (238.0, y)]
-    }).collect();
+    let zig_zag: Vec<(f64, f64)> = (0..=6)
+        .flat_map(|row| {
+            let y = f64::from(row) * 10.0;
+            [(2.0, y), (238.0, y)]
+        })
+        .collect();
     drag(&canvas, &zig_zag);
     drag(&canvas, &zig_zag);
     sleep(Duration::ZERO).await;

@@ -131,7 +131,9 @@ pub enum DesignError {
     MissingLot(Cents),
     #[error("[losing]: {0}")]
     Losing(String),
-    #[error("a roulette win of {0} is never printed as a decoy: a stack showing it would tell its win before the wheel is scratched (add it to [losing] roulette_decoys)")]
+    #[error(
+        "a roulette win of {0} is never printed as a decoy: a stack showing it would tell its win before the wheel is scratched (add it to [losing] roulette_decoys)"
+    )]
     Tell(Cents),
 }
 
@@ -186,11 +188,7 @@ impl LosingFile {
         if self.roulette_decoys.is_empty() {
             return Err("roulette_decoys needs at least one amount".into());
         }
-        let roulette_decoys = self
-            .roulette_decoys
-            .iter()
-            .map(|&e| euros_in(e, "a roulette decoy", Cents::euros(1)))
-            .collect::<Result<_, _>>()?;
+        let roulette_decoys = self.roulette_decoys.iter().map(|&e| euros_in(e, "a roulette decoy", Cents::euros(1))).collect::<Result<_, _>>()?;
         if self.near_miss_percent > 100 {
             return Err(format!("near_miss_percent is {}, at most 100", self.near_miss_percent));
         }
@@ -297,10 +295,7 @@ impl Design {
                 let ticket = compose_pattern(self, pattern, &mut rng);
                 let read = ticket.evaluate().map(|o| o.lot);
                 if read != Ok(pattern.lot) {
-                    return Err(DesignError::Pattern {
-                        pattern: pattern.name.clone(),
-                        problem: format!("printed as {ticket:?}, it reads {read:?}"),
-                    });
+                    return Err(DesignError::Pattern { pattern: pattern.name.clone(), problem: format!("printed as {ticket:?}, it reads {read:?}") });
                 }
             }
         }

@@ -12,10 +12,7 @@ pub mod design;
 
 use crate::block::Scheme;
 use crate::money::Cents;
-use crate::rules::{
-    Card, CardValue, CrapsZones, JackpotZones, PokerHand, PokerZones, Reel, ReelsWin, RouletteZones, Stake, Suit, Throw,
-    Ticket,
-};
+use crate::rules::{Card, CardValue, CrapsZones, JackpotZones, PokerHand, PokerZones, Reel, ReelsWin, RouletteZones, Stake, Suit, Throw, Ticket};
 pub use design::{Design, DesignError, LosingLook, Pattern};
 use rand::Rng;
 
@@ -64,16 +61,7 @@ pub fn compose<R: Rng + ?Sized>(design: &Design, lot: Cents, rng: &mut R) -> Res
 
 /// A ticket that wins nothing anywhere.
 pub fn compose_losing<R: Rng + ?Sized>(design: &Design, rng: &mut R) -> Ticket {
-    let nothing = Pattern {
-        name: String::new(),
-        lot: Cents::ZERO,
-        weight: 1,
-        poker: None,
-        roulette: None,
-        craps: Vec::new(),
-        reels: None,
-        tray: None,
-    };
+    let nothing = Pattern { name: String::new(), lot: Cents::ZERO, weight: 1, poker: None, roulette: None, craps: Vec::new(), reels: None, tray: None };
     compose_pattern(design, &nothing, rng)
 }
 

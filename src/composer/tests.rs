@@ -133,18 +133,18 @@ fn reels_are_drawn_for_every_win() {
 #[test]
 fn a_pattern_that_does_not_add_up_is_refused_by_name() {
     let err = design_with(|s| s.replace("roulette = 9000", "roulette = 8000")).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "pattern « 10 000 € — full + roulette »: its wins add up to 9\u{202f}000,00\u{a0}€, not to its lot of 10\u{202f}000,00\u{a0}€"
-    );
+    assert_eq!(err.to_string(), "pattern « 10 000 € — full + roulette »: its wins add up to 9\u{202f}000,00\u{a0}€, not to its lot of 10\u{202f}000,00\u{a0}€");
 }
 
 #[test]
 fn a_single_surface_pattern_for_a_multi_surface_lot_is_refused() {
     let bad = "\n[[pattern]]\nname = \"10 € — trois cerises seules\"\nlot = 10\nweight = 1\nreels = \"three-cherries\"\n";
     let err = design_with(|s| format!("{s}{bad}")).unwrap_err();
-    assert!(matches!(&err, DesignError::Pattern { pattern, problem }
-        if pattern == "10 € — trois cerises seules" && problem.contains("at least two surfaces")), "{err}");
+    assert!(
+        matches!(&err, DesignError::Pattern { pattern, problem }
+        if pattern == "10 € — trois cerises seules" && problem.contains("at least two surfaces")),
+        "{err}"
+    );
     // The tray and the reels are one surface: 3 € + 7 € in the jackpot is still one surface.
     let bad = "\n[[pattern]]\nname = \"cerise + bonus\"\nlot = 10\nweight = 1\nreels = \"one-cherry\"\ntray = 7\n";
     assert!(design_with(|s| format!("{s}{bad}")).unwrap_err().to_string().contains("at least two surfaces"));

@@ -206,24 +206,17 @@ pub struct SignedPayload<'a> {
 impl<'a> SignedPayload<'a> {
     pub fn read(token: &'a str, jwks: &'a Jwks) -> Result<SignedPayload<'a>, PayloadError> {
         let mut parts = token.split('.');
-        let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
+        let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return Err(PayloadError::Malformed("expected three dot-separated parts"));
         };
-        let header: Header = B64
-            .decode(header64)
-            .ok()
-            .and_then(|h| crate::json::from_slice(&h).ok())
-            .ok_or(PayloadError::Malformed("unreadable protected header"))?;
+        let header: Header =
+            B64.decode(header64).ok().and_then(|h| crate::json::from_slice(&h).ok()).ok_or(PayloadError::Malformed("unreadable protected header"))?;
         if header.alg != "EdDSA" {
             return Err(PayloadError::Algorithm(header.alg));
         }
         let key = jwks.keys.iter().find(|k| k.kid == header.kid).ok_or(PayloadError::UnknownKey(header.kid))?;
-        let signature: [u8; 64] = B64
-            .decode(sig64)
-            .ok()
-            .and_then(|s| s.try_into().ok())
-            .ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
+        let signature: [u8; 64] =
+            B64.decode(sig64).ok().and_then(|s| s.try_into().ok()).ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
         let signing_input = &token[..header64.len() + 1 + claims64.len()];
         Ok(SignedPayload { key, signing_input, signature, claims64 })
     }

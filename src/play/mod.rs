@@ -127,10 +127,7 @@ impl Game {
     pub fn surface_in_play(&self) -> Surface {
         let last = self.revealed.last().map(|z| z.surface()).or(self.chosen);
         let unfinished = |s: &Surface| !self.surface_done(*s);
-        last.filter(unfinished)
-            .or_else(|| Surface::ALL.into_iter().find(|s| s.zones().any(|z| self.can_scratch(z))))
-            .or(last)
-            .unwrap_or(Surface::Poker)
+        last.filter(unfinished).or_else(|| Surface::ALL.into_iter().find(|s| s.zones().any(|z| self.can_scratch(z)))).or(last).unwrap_or(Surface::Poker)
     }
 
     /// The win a surface shows once all its zones are uncovered.
@@ -142,9 +139,7 @@ impl Game {
     pub fn apply(&mut self, action: Action) -> bool {
         match action {
             Action::Choose(surface) if self.needs_choice() => self.chosen = Some(surface),
-            Action::Reveal(zone) if self.can_scratch(zone) || (self.mode == Mode::Auto && !self.is_revealed(zone)) => {
-                self.revealed.push(zone)
-            }
+            Action::Reveal(zone) if self.can_scratch(zone) || (self.mode == Mode::Auto && !self.is_revealed(zone)) => self.revealed.push(zone),
             Action::Completed if self.all_revealed() => self.completed = true,
             _ => return false,
         }

@@ -26,16 +26,8 @@ pub enum CardValue {
 }
 
 impl CardValue {
-    pub const ALL: [CardValue; 8] = [
-        CardValue::Seven,
-        CardValue::Eight,
-        CardValue::Nine,
-        CardValue::Ten,
-        CardValue::Jack,
-        CardValue::Queen,
-        CardValue::King,
-        CardValue::Ace,
-    ];
+    pub const ALL: [CardValue; 8] =
+        [CardValue::Seven, CardValue::Eight, CardValue::Nine, CardValue::Ten, CardValue::Jack, CardValue::Queen, CardValue::King, CardValue::Ace];
 
     /// The symbol printed on the card.
     pub fn symbol(self) -> &'static str {
@@ -108,8 +100,7 @@ pub enum PokerHand {
 }
 
 impl PokerHand {
-    pub const WINNING: [PokerHand; 5] =
-        [PokerHand::Pair, PokerHand::TwoPairs, PokerHand::Brelan, PokerHand::Full, PokerHand::Carre];
+    pub const WINNING: [PokerHand; 5] = [PokerHand::Pair, PokerHand::TwoPairs, PokerHand::Brelan, PokerHand::Full, PokerHand::Carre];
 
     pub fn win(self) -> Cents {
         Cents::euros(match self {

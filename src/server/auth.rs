@@ -3,13 +3,13 @@
 //! stored only as its SHA-256. Passwords are kept as argon2id hashes.
 
 use super::error::{ApiError, ApiJson, ErrorBody};
+use super::names::{self, PlayerName};
 use super::openapi::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
 use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
 use super::{AppState, now, os_random};
 use crate::api::Me;
 use crate::money::Cents;
 use crate::payload::TicketSigner;
-use super::names::{self, PlayerName};
 use axum::extract::{FromRequestParts, State};
 use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
 use axum::http::request::Parts;

@@ -143,12 +143,10 @@ pub async fn layer_errors_in_json(response: Response) -> Response {
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> ApiError {
         match rejection {
-            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => {
-                ApiError::TooLarge(super::BODY_LIMIT)
-            }
+            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => ApiError::TooLarge(super::BODY_LIMIT),
             JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::UnknownBodyError(e))) => {
-                let timed_out = std::iter::successors(std::error::Error::source(&e), |cause| cause.source())
-                    .any(|cause| cause.is::<tower_http::timeout::TimeoutError>());
+                let timed_out =
+                    std::iter::successors(std::error::Error::source(&e), |cause| cause.source()).any(|cause| cause.is::<tower_http::timeout::TimeoutError>());
                 if timed_out { ApiError::TimedOut } else { ApiError::BadRequest(format!("the request body could not be read: {e}")) }
             }
             other => ApiError::InvalidJson(other.body_text()),

@@ -11,19 +11,20 @@
 
 pub mod auth;
 pub mod blocks;
-pub mod qa_deck;
 pub mod error;
 pub mod limits;
 pub mod names;
 pub mod openapi;
 pub mod passwords;
 pub mod printer;
+pub mod qa_deck;
 pub mod rules_page;
 pub mod store;
 pub mod tickets;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::routing::{get, post};
 use error::ApiError;
@@ -34,17 +35,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use store::Store;
 use store::sqlite::SqliteStore;
+use tower_governor::GovernorLayer;
 use tower_http::CompressionLevel;
-use tower_http::compression::CompressionLayer;
-use tower_http::services::{ServeDir, ServeFile};
-use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
-use tower_governor::GovernorLayer;
-use axum::http::StatusCode;
 
 /// Largest request body accepted: the largest legitimate request (a reveal list) is far below it.
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -71,9 +71,9 @@ impl Database {
     pub async fn open(&self) -> Result<Arc<dyn Store>, String> {
         match self {
             Database::Sqlite(data_dir) => Ok(Arc::new(open_store(data_dir)?)),
-            Database::Postgres { url, connections } => Ok(Arc::new(
-                store::postgres::PostgresStore::connect(url, *connections).await.map_err(|e| format!("cannot open the store: {e}"))?,
-            )),
+            Database::Postgres { url, connections } => {
+                Ok(Arc::new(store::postgres::PostgresStore::connect(url, *connections).await.map_err(|e| format!("cannot open the store: {e}"))?))
+            }
         }
     }
 }
@@ -321,11 +321,7 @@ impl MakeRequestId for RequestIds {
 async fn cache_control_for_app(uri: axum::http::Uri, mut response: axum::response::Response) -> axum::response::Response {
     // A name not found gets the game's page (the fallback): that must not be cached under the name.
     let page = response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"text/html"));
-    let value = if content_hashed(uri.path()) && response.status().is_success() && !page {
-        "public, max-age=31536000, immutable"
-    } else {
-        "no-cache"
-    };
+    let value = if content_hashed(uri.path()) && response.status().is_success() && !page { "public, max-age=31536000, immutable" } else { "no-cache" };
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
     response
 }

@@ -4,8 +4,8 @@
 
 use super::error::ErrorBody;
 use std::collections::BTreeMap;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, RefOr, Response, ResponseBuilder};
 use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
 

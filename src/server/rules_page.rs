@@ -2,13 +2,13 @@
 //! block pays, read from the rules' own tables so that the page cannot say other than the game does.
 //! Made by the server, so that none of it adds to what every player downloads; the game links to it.
 
+use crate::api::RESPONSIBLE_GAMING;
 use crate::money::{Cents, group_thousands};
 use crate::rules::craps::WINNING_THROWS;
 use crate::rules::jackpot::ReelsWin;
 use crate::rules::poker::PokerHand;
-use crate::rules::prize_table::{BLOCK_SIZE, PRIZE_TABLE, WINNERS_PER_BLOCK, total_payout};
 use crate::rules::prize_table::TICKET_PRICE;
-use crate::api::RESPONSIBLE_GAMING;
+use crate::rules::prize_table::{BLOCK_SIZE, PRIZE_TABLE, WINNERS_PER_BLOCK, total_payout};
 
 /// `numerator / denominator` rounded to two decimals, French style (« 4,34 »), by integer arithmetic.
 fn ratio_fr(numerator: u64, denominator: u64) -> String {

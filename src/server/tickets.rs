@@ -167,7 +167,12 @@ pub struct Reveal {
         (status = 409, description = "`first_surface_unfinished`: « Jouez » uncovers its first surface first; `ticket_finished`: the game is over", body = ErrorBody),
         TicketRefusals,
     ))]
-pub async fn reveal(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>, ApiJson(body): ApiJson<Reveal>) -> Result<ApiJson<TicketView>, ApiError> {
+pub async fn reveal(
+    State(state): State<AppState>,
+    player: Player,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Reveal>,
+) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.reveal(&player.id, &id, body.zones, now()).await?;
     Ok(ApiJson(state.view(ticket).await?))
 }

@@ -2,9 +2,9 @@
 //! French message for the player.
 
 pub use crate::api::{CommittedRoot, InclusionProof, Me, TicketAndBalance, TicketView};
+use crate::json;
 use crate::payload::Jwks;
 use crate::rules::Zone;
-use crate::json;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -2,20 +2,20 @@
 //! balance, history and recovery of an unfinished ticket. State is one reducer ([`super::model`]);
 //! every server call is an async task that dispatches what it learnt.
 
+use super::account::{account_bar, use_account_form};
+use super::api::{self, ApiFailure, TicketView};
+use super::controls::Controls;
+use super::history::{History, Turn, recall_banner};
+use super::model::{Dispatch, Model, Msg};
+use super::result::TicketResult;
+use super::scratch_zone;
+use super::sound;
+use super::ticket::TicketCard;
+use super::wallet::Wallet;
 use crate::api::TicketState;
 use crate::payload::{Jwks, PayloadError, SignedPayload, TicketClaims, VerifiedTicket};
 use crate::play::{Action, Game, Mode};
 use crate::rules::{Surface, Zone};
-use super::account::{account_bar, use_account_form};
-use super::controls::Controls;
-use super::history::{History, Turn, recall_banner};
-use super::result::TicketResult;
-use super::wallet::Wallet;
-use super::api::{self, ApiFailure, TicketView};
-use super::model::{Dispatch, Model, Msg};
-use super::scratch_zone;
-use super::sound;
-use super::ticket::TicketCard;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::rc::Rc;

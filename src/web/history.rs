@@ -1,11 +1,11 @@
 //! The player's history: pages of their tickets, dated, with stake and win; and a finished ticket
 //! recalled, marked as a recall, with its steps (each zone, in the order and at the time uncovered).
 
+use super::api::{HISTORY_PAGE, TicketView};
 use crate::api::TicketState;
 use crate::money::Cents;
 use crate::rules::Zone;
 use crate::rules::prize_table::TICKET_PRICE;
-use super::api::{HISTORY_PAGE, TicketView};
 use yew::prelude::*;
 
 /// A date and time as a French player reads them: « 03/12/2026 20:51 », or « 20:51:07 » for a step.

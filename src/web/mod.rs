@@ -27,15 +27,15 @@ pub mod game;
 pub mod history;
 pub mod inclusion;
 pub mod model;
-pub mod result;
 #[cfg(feature = "preview")]
 pub mod preview;
-#[cfg(feature = "verify")]
-pub mod verify;
+pub mod result;
 pub mod scratch_zone;
 pub mod signature;
 pub mod sound;
 pub mod ticket;
+#[cfg(feature = "verify")]
+pub mod verify;
 pub mod wallet;
 
 /// Starts the build's app: the preview in the preview build, the game otherwise.

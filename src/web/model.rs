@@ -1,10 +1,10 @@
 //! The game's state and what changes it: one reducer ([`Model`], driven by [`Msg`]) that the app
 //! renders and its server tasks dispatch to.
 
-use crate::play::{Action, Game, Mode};
-use crate::payload::Jwks;
-use crate::rules::Surface;
 use super::api::TicketView;
+use crate::payload::Jwks;
+use crate::play::{Action, Game, Mode};
+use crate::rules::Surface;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -46,12 +46,20 @@ pub struct Recall {
 }
 
 pub enum Msg {
-    Ready { balance: i64, demo: bool, name: Option<String>, jwks: Jwks },
+    Ready {
+        balance: i64,
+        demo: bool,
+        name: Option<String>,
+        jwks: Jwks,
+    },
     /// The guest became this account.
     Named(String),
     Balance(i64),
     /// A page of the history, and the cursors of the pages above it.
-    History { tickets: Vec<TicketView>, cursors: Vec<String> },
+    History {
+        tickets: Vec<TicketView>,
+        cursors: Vec<String>,
+    },
     /// A finished ticket to look at again (it opens next).
     Recall(TicketView),
     /// « Retour au jeu »: the game the player had before the recall.

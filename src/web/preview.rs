@@ -127,11 +127,7 @@ fn prepare(specimen: Specimen, index: u32, key: &LocalKey) -> Prepared {
                 chosen: None,
                 completed: false,
             }),
-            Ok(outcome) => Err(format!(
-                "Le composeur visait {}, l'évaluateur lit {}.",
-                specimen.win.short(),
-                outcome.surface_win(surface).short()
-            )),
+            Ok(outcome) => Err(format!("Le composeur visait {}, l'évaluateur lit {}.", specimen.win.short(), outcome.surface_win(surface).short())),
             Err(e) => Err(format!("Surface illisible : {e}")),
         },
     };
@@ -215,8 +211,7 @@ pub fn preview() -> Html {
         })
     };
 
-    let shown: Vec<&Rc<Prepared>> =
-        specimens.iter().filter(|p| query.item.as_ref().is_none_or(|id| *id == p.specimen.id)).collect();
+    let shown: Vec<&Rc<Prepared>> = specimens.iter().filter(|p| query.item.as_ref().is_none_or(|id| *id == p.specimen.id)).collect();
     let mut sections: Vec<(Shows, Vec<&Rc<Prepared>>)> = Vec::new();
     for p in shown {
         match sections.last_mut() {

@@ -47,9 +47,7 @@ pub fn auto_pause_ms() -> u32 {
 }
 
 pub fn prefers_reduced_motion() -> bool {
-    web_sys::window()
-        .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
-        .is_some_and(|m| m.matches())
+    web_sys::window().and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten()).is_some_and(|m| m.matches())
 }
 
 fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
@@ -104,7 +102,8 @@ fn paint_foil(canvas: &HtmlCanvasElement, zone: Zone, pixel_ratio: Option<f64>) 
     let label = zone.label_fr();
     // The size written by JavaScript (the same shortest digits Rust would print): no float formatting
     // code of Rust's in the player's download for this one number.
-    let font = |size: f64| format!("700 {}px Georgia, 'DejaVu Serif', serif", String::from(js_sys::Number::from(size).to_string_with_radix(10).unwrap_or_default()));
+    let font =
+        |size: f64| format!("700 {}px Georgia, 'DejaVu Serif', serif", String::from(js_sys::Number::from(size).to_string_with_radix(10).unwrap_or_default()));
     let mut size = (h * 0.22).clamp(10.0, 17.0);
     ctx.set_font(&font(size));
     // 0.7 of the width also fits the chord of the round wheel. A zone too narrow for its label on one

@@ -24,8 +24,13 @@ enum Status {
     Idle,
     Reading,
     /// The block is still on sale: nothing to recompute yet.
-    Open { root: String },
-    Progress { done: usize, of: usize },
+    Open {
+        root: String,
+    },
+    Progress {
+        done: usize,
+        of: usize,
+    },
     Verified(Rc<AuditReport>),
     Failed(String),
 }

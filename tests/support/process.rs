@@ -43,7 +43,12 @@ pub struct ServerProcess {
 impl ServerProcess {
     pub fn start(data: &Path, extra: &[&str]) -> ServerProcess {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut server = ServerProcess { child: spawn(data, port, extra), addr: format!("127.0.0.1:{port}"), data: data.into(), extra: extra.iter().map(|s| s.to_string()).collect() };
+        let mut server = ServerProcess {
+            child: spawn(data, port, extra),
+            addr: format!("127.0.0.1:{port}"),
+            data: data.into(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
         server.wait_until_healthy();
         server
     }

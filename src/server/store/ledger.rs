@@ -231,11 +231,7 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
     if facts.tickets_with_wrong_win > 0 {
         problems.push(format!("{} tickets whose win transfer is missing, extra or wrong", facts.tickets_with_wrong_win));
     }
-    if problems.is_empty() {
-        Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks })
-    } else {
-        Err(problems)
-    }
+    if problems.is_empty() { Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks }) } else { Err(problems) }
 }
 
 /// The sum of `lots` at `indices`, as the block committed them.

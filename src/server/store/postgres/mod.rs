@@ -20,10 +20,9 @@
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::why_not_registered;
-use crate::server::names::PlayerName;
 use super::{
-    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
-    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
+    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest, SettleReport,
+    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
 };
 use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
@@ -31,6 +30,7 @@ use crate::payload::Serial;
 use crate::play::{Mode, apply_reveal};
 use crate::rules::Zone;
 use crate::rules::prize_table::TICKET_PRICE;
+use crate::server::names::PlayerName;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
 use std::collections::HashMap;
@@ -65,9 +65,7 @@ enum Failure {
 impl From<tokio_postgres::Error> for Failure {
     fn from(e: tokio_postgres::Error) -> Failure {
         match e.code() {
-            Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE => {
-                Failure::Retry(e.to_string())
-            }
+            Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE => Failure::Retry(e.to_string()),
             _ => Failure::Store(backend(describe(&e))),
         }
     }
@@ -116,7 +114,6 @@ struct Core {
     lots: Arc<Lots>,
     open: Arc<OpenBlock>,
 }
-
 
 /// Each block's lots, read once (1.5 MB) and then shared.
 #[derive(Default)]
@@ -171,11 +168,7 @@ impl Core {
         self.unit_retried(RETRIES, work).await
     }
 
-    async fn unit_retried<T: Send>(
-        &self,
-        retries: u32,
-        work: impl for<'a> Fn(&'a Transaction<'a>) -> Work<'a, T> + Send + Sync,
-    ) -> Result<T, StoreError> {
+    async fn unit_retried<T: Send>(&self, retries: u32, work: impl for<'a> Fn(&'a Transaction<'a>) -> Work<'a, T> + Send + Sync) -> Result<T, StoreError> {
         let mut attempt = 0;
         loop {
             let mut client = self.pool.get().await.map_err(backend)?;
@@ -211,8 +204,6 @@ fn int(n: u32) -> Result<i32, StoreError> {
 fn unsigned(n: i32) -> Result<u32, StoreError> {
     u32::try_from(n).map_err(|_| StoreError::Backend(format!("a negative number where none can be: {n}")))
 }
-
-
 
 fn hash(bytes: Vec<u8>) -> Result<Hash, StoreError> {
     bytes.try_into().map_err(|_| StoreError::Backend("a stored hash or seed is not 32 bytes".into()))
@@ -286,7 +277,6 @@ async fn wallet_balance(client: &impl GenericClient, player: &str) -> Result<Cen
     Ok(cents(row.ok_or(StoreError::NotFound("player"))?.get(0))?)
 }
 
-
 fn ticket_row(r: &Row) -> Result<TicketRecord, StoreError> {
     let mode: &str = r.get(5);
     let revealed: &str = r.get(7);
@@ -309,7 +299,6 @@ async fn ticket(client: &impl GenericClient, player: &str, id: &str) -> Result<T
     Ok(ticket_row(&row.ok_or(StoreError::NotFound("ticket"))?)?)
 }
 
-
 /// Replaces a ticket's uncovered zones (and their times) if they are still those of `before`
 /// (compare-and-set: the `UPDATE` checks the newest version of the row). Returns whether it did.
 async fn set_revealed(tx: &Transaction<'_>, before: &TicketRecord, after: &TicketRecord, finished_at: Option<i64>) -> Result<bool, Failure> {
@@ -324,9 +313,8 @@ async fn set_revealed(tx: &Transaction<'_>, before: &TicketRecord, after: &Ticke
 
 /// Credits a ticket's win if no one has: only the `UPDATE` that finds `credited_at` null posts it.
 async fn credit_win(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, Failure> {
-    let claim = tx
-        .prepare_cached("UPDATE tickets SET credited_at = $2 WHERE id = $1 AND credited_at IS NULL RETURNING player_id, emission, block, lot_cents")
-        .await?;
+    let claim =
+        tx.prepare_cached("UPDATE tickets SET credited_at = $2 WHERE id = $1 AND credited_at IS NULL RETURNING player_id, emission, block, lot_cents").await?;
     let Some(row) = tx.query_opt(&claim, &[&id, &now]).await? else { return Ok(false) };
     let (player, emission, block, lot): (String, u32, u32, Cents) = (row.get(0), unsigned(row.get(1))?, unsigned(row.get(2))?, cents(row.get(3))?);
     if !lot.is_zero() {
@@ -407,9 +395,7 @@ async fn sell(tx: &Transaction<'_>, lots: &Lots, open: &OpenBlock, r: &SaleReque
         // A sale with this key committed while this one waited: undo this one, replay that one.
         return Err(Failure::Retry("a sale with this Idempotency-Key committed meanwhile".into()));
     }
-    let Some(balance) =
-        transfer(tx, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), (0, stripe), r.now).await?
-    else {
+    let Some(balance) = transfer(tx, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), (0, stripe), r.now).await? else {
         let balance = wallet_balance(tx, &r.player_id).await.or_else(|e| match e {
             Failure::Store(StoreError::NotFound(_)) => Ok(Cents::ZERO),
             other => Err(other),
@@ -462,25 +448,24 @@ async fn ledger_facts(tx: &Transaction<'_>, lots: &Lots) -> Result<LedgerFacts, 
         .map(|r| AccountFacts { id: r.get(0), kind: r.get(1), stored: r.get(2), from_transfers: r.get(3) })
         .collect();
     let transfers: i64 = tx.query_one("SELECT COUNT(*) FROM transfers", &[]).await?.get(0);
-    let balances: HashMap<String, i64> = tx
-        .query("SELECT account, SUM(balance)::BIGINT FROM balances GROUP BY account", &[])
-        .await?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let balances: HashMap<String, i64> =
+        tx.query("SELECT account, SUM(balance)::BIGINT FROM balances GROUP BY account", &[]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
     let mut blocks = Vec::new();
     for row in tx.query("SELECT emission, block, sold FROM block_sales ORDER BY emission, block", &[]).await? {
         let (emission, block, sold): (u32, u32, i64) = (unsigned(row.get(0))?, unsigned(row.get(1))?, row.get(2));
         let lots = lots.of(tx, emission, block).await?;
         let (mut tickets, mut owed, mut lot_mismatches, mut indices) = (0u64, 0i64, 0u64, Vec::new());
-        for t in tx.query("SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await? {
+        for t in
+            tx.query("SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await?
+        {
             let (index, lot, owing): (u32, i64, bool) = (unsigned(t.get(0))?, t.get(1), t.get(2));
             tickets += 1;
             owed += if owing { lot } else { 0 };
             lot_mismatches += u64::from(lots.get(index as usize).map(|&code| lot_of(code).0 as i64) != Some(lot));
             indices.push(index);
         }
-        let committed = ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
+        let committed =
+            ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
         blocks.push(BlockFacts {
             emission,
             block,
@@ -522,59 +507,71 @@ async fn ledger_facts(tx: &Transaction<'_>, lots: &Lots) -> Result<LedgerFacts, 
 #[async_trait]
 impl Store for PostgresStore {
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
-        self.core.unit(|tx| {
-            let player = player.clone();
-            Box::pin(async move {
-                let inserted = tx
-                    .execute(
-                        "INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                        &[&player.id, &player.name.as_ref().map(|n| &n.shown), &player.name.as_ref().map(|n| &n.key), &player.password_hash, &player.guest, &now],
-                    )
-                    .await?;
-                if inserted == 0 {
-                    let error = if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) };
-                    return Err(error.into());
-                }
-                open_account(tx, &Account::Wallet(&player.id)).await?;
-                if let Some(credit) = &player.opening_credit {
-                    credit_wallet(tx, &player.id, credit, now).await?;
-                }
-                Ok(PlayerRecord { balance: wallet_balance(tx, &player.id).await?, id: player.id, name: player.name.map(|n| n.shown), guest: player.guest })
+        self.core
+            .unit(|tx| {
+                let player = player.clone();
+                Box::pin(async move {
+                    let inserted = tx
+                        .execute(
+                            "INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                            &[
+                                &player.id,
+                                &player.name.as_ref().map(|n| &n.shown),
+                                &player.name.as_ref().map(|n| &n.key),
+                                &player.password_hash,
+                                &player.guest,
+                                &now,
+                            ],
+                        )
+                        .await?;
+                    if inserted == 0 {
+                        let error = if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) };
+                        return Err(error.into());
+                    }
+                    open_account(tx, &Account::Wallet(&player.id)).await?;
+                    if let Some(credit) = &player.opening_credit {
+                        credit_wallet(tx, &player.id, credit, now).await?;
+                    }
+                    Ok(PlayerRecord { balance: wallet_balance(tx, &player.id).await?, id: player.id, name: player.name.map(|n| n.shown), guest: player.guest })
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError> {
-        self.core.read(async |client| {
-            let row = client.query_opt("SELECT name, guest FROM players WHERE id = $1", &[&id]).await?.ok_or(StoreError::NotFound("player"))?;
-            Ok(PlayerRecord { balance: wallet_balance(client, id).await?, id: id.to_owned(), name: row.get(0), guest: row.get(1) })
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let row = client.query_opt("SELECT name, guest FROM players WHERE id = $1", &[&id]).await?.ok_or(StoreError::NotFound("player"))?;
+                Ok(PlayerRecord { balance: wallet_balance(client, id).await?, id: id.to_owned(), name: row.get(0), guest: row.get(1) })
+            })
+            .await
     }
 
     async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError> {
-        self.core.read(async |client| {
-            let row = client.query_opt("SELECT id, password_hash FROM players WHERE name_key = $1 AND password_hash IS NOT NULL", &[&name_key]).await?;
-            Ok(row.map(|r| Credentials { player_id: r.get(0), password_hash: r.get(1) }))
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let row = client.query_opt("SELECT id, password_hash FROM players WHERE name_key = $1 AND password_hash IS NOT NULL", &[&name_key]).await?;
+                Ok(row.map(|r| Credentials { player_id: r.get(0), password_hash: r.get(1) }))
+            })
+            .await
     }
 
     async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
-        self.core.read(async |client| {
-            client.execute("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES ($1, $2, $3)", &[&token_hash, &player_id, &expires_at]).await?;
-            Ok(())
-        })
-        .await
+        self.core
+            .read(async |client| {
+                client.execute("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES ($1, $2, $3)", &[&token_hash, &player_id, &expires_at]).await?;
+                Ok(())
+            })
+            .await
     }
 
     async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
-        self.core.read(async |client| {
-            let find = client.prepare_cached("SELECT player_id FROM sessions WHERE token_hash = $1 AND expires_at > $2").await?;
-            Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let find = client.prepare_cached("SELECT player_id FROM sessions WHERE token_hash = $1 AND expires_at > $2").await?;
+                Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
+            })
+            .await
     }
 
     async fn register_guest(&self, player_id: &str, name: PlayerName, password_hash: String) -> Result<(), StoreError> {
@@ -603,38 +600,41 @@ impl Store for PostgresStore {
     }
 
     async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        self.core.read(async |client| {
-            client.execute("DELETE FROM sessions WHERE token_hash = $1", &[&token_hash]).await?;
-            Ok(())
-        })
-        .await
+        self.core
+            .read(async |client| {
+                client.execute("DELETE FROM sessions WHERE token_hash = $1", &[&token_hash]).await?;
+                Ok(())
+            })
+            .await
     }
 
     async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError> {
-        self.core.unit(|tx| {
-            let (player, credit) = (player_id.to_owned(), credit.clone());
-            Box::pin(async move {
-                wallet_balance(tx, &player).await?;
-                credit_wallet(tx, &player, &credit, now).await?;
-                wallet_balance(tx, &player).await
+        self.core
+            .unit(|tx| {
+                let (player, credit) = (player_id.to_owned(), credit.clone());
+                Box::pin(async move {
+                    wallet_balance(tx, &player).await?;
+                    credit_wallet(tx, &player, &credit, now).await?;
+                    wallet_balance(tx, &player).await
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn debit(&self, player_id: &str, amount: Cents, reason: &str, now: i64) -> Result<Cents, StoreError> {
-        self.core.unit(|tx| {
-            let (player, reason) = (player_id.to_owned(), reason.to_owned());
-            Box::pin(async move {
-                let balance = wallet_balance(tx, &player).await?;
-                let shards = (0, shard_of(player.as_bytes()));
-                match transfer(tx, &Transfer::withdrawal(&player, amount, &reason), shards, now).await? {
-                    Some(left) => Ok(cents(left)?),
-                    None => Err(StoreError::Overdraft { balance, amount }.into()),
-                }
+        self.core
+            .unit(|tx| {
+                let (player, reason) = (player_id.to_owned(), reason.to_owned());
+                Box::pin(async move {
+                    let balance = wallet_balance(tx, &player).await?;
+                    let shards = (0, shard_of(player.as_bytes()));
+                    match transfer(tx, &Transfer::withdrawal(&player, amount, &reason), shards, now).await? {
+                        Some(left) => Ok(cents(left)?),
+                        None => Err(StoreError::Overdraft { balance, amount }.into()),
+                    }
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
@@ -644,50 +644,52 @@ impl Store for PostgresStore {
     }
 
     async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError> {
-        self.core.unit(|tx| {
-            let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
-            Box::pin(async move {
-                let mut t = ticket(tx, &player, &id).await?;
-                if t.finished_at.is_some() {
-                    return Err(StoreError::Finished.into());
-                }
-                let mut revealed = t.revealed.clone();
-                apply_reveal(t.mode, &mut revealed, &zones).map_err(StoreError::from)?;
-                if revealed != t.revealed {
-                    let after = t.uncovered(revealed, now);
-                    if !set_revealed(tx, &t, &after, None).await? {
-                        // Another reveal or the completion changed it since it was read: start again.
-                        return Err(Failure::Retry("the ticket changed under a reveal".into()));
+        self.core
+            .unit(|tx| {
+                let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
+                Box::pin(async move {
+                    let mut t = ticket(tx, &player, &id).await?;
+                    if t.finished_at.is_some() {
+                        return Err(StoreError::Finished.into());
                     }
-                    t = after;
-                }
-                Ok(t)
+                    let mut revealed = t.revealed.clone();
+                    apply_reveal(t.mode, &mut revealed, &zones).map_err(StoreError::from)?;
+                    if revealed != t.revealed {
+                        let after = t.uncovered(revealed, now);
+                        if !set_revealed(tx, &t, &after, None).await? {
+                            // Another reveal or the completion changed it since it was read: start again.
+                            return Err(Failure::Retry("the ticket changed under a reveal".into()));
+                        }
+                        t = after;
+                    }
+                    Ok(t)
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError> {
-        self.core.unit(|tx| {
-            let (player, id) = (player_id.to_owned(), ticket_id.to_owned());
-            Box::pin(async move {
-                let t = ticket(tx, &player, &id).await?;
-                if t.finished_at.is_some() {
-                    return Err(StoreError::Finished.into());
-                }
-                let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
-                if t.mode == Mode::Jouez && !missing.is_empty() {
-                    return Err(StoreError::ZonesLeft(missing).into());
-                }
-                let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-                if !set_revealed(tx, &t, &t.uncovered(all, now), Some(now)).await? {
-                    return Err(Failure::Retry("the ticket changed under its completion".into()));
-                }
-                credit_win(tx, &id, now).await?;
-                Ok(Completion { ticket: ticket(tx, &player, &id).await?, balance: wallet_balance(tx, &player).await? })
+        self.core
+            .unit(|tx| {
+                let (player, id) = (player_id.to_owned(), ticket_id.to_owned());
+                Box::pin(async move {
+                    let t = ticket(tx, &player, &id).await?;
+                    if t.finished_at.is_some() {
+                        return Err(StoreError::Finished.into());
+                    }
+                    let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
+                    if t.mode == Mode::Jouez && !missing.is_empty() {
+                        return Err(StoreError::ZonesLeft(missing).into());
+                    }
+                    let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
+                    if !set_revealed(tx, &t, &t.uncovered(all, now), Some(now)).await? {
+                        return Err(Failure::Retry("the ticket changed under its completion".into()));
+                    }
+                    credit_win(tx, &id, now).await?;
+                    Ok(Completion { ticket: ticket(tx, &player, &id).await?, balance: wallet_balance(tx, &player).await? })
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError> {
@@ -735,37 +737,38 @@ impl Store for PostgresStore {
 
     async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
         let limit = i64::try_from(limit).map_err(backend)?;
-        self.core.unit(|tx| {
-            Box::pin(async move {
-                // Tickets another instance is settling are locked: passed over, never credited twice.
-                let due: Vec<String> = tx
-                    .query(
-                        "SELECT id FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 ORDER BY sold_at LIMIT $2 FOR UPDATE SKIP LOCKED",
-                        &[&sold_before, &limit],
-                    )
-                    .await?
-                    .iter()
-                    .map(|r| r.get(0))
-                    .collect();
-                let mut report = SettleReport { examined: due.len(), ..SettleReport::default() };
-                for id in due {
-                    tx.batch_execute("SAVEPOINT one").await?;
-                    match credit_win(tx, &id, now).await {
-                        Ok(credited) => {
-                            tx.batch_execute("RELEASE SAVEPOINT one").await?;
-                            report.settled += usize::from(credited);
-                        }
-                        Err(Failure::Retry(why)) => return Err(Failure::Retry(why)),
-                        Err(Failure::Store(e)) => {
-                            tx.batch_execute("ROLLBACK TO SAVEPOINT one").await?;
-                            report.failed.push((id, e.to_string()));
+        self.core
+            .unit(|tx| {
+                Box::pin(async move {
+                    // Tickets another instance is settling are locked: passed over, never credited twice.
+                    let due: Vec<String> = tx
+                        .query(
+                            "SELECT id FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 ORDER BY sold_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+                            &[&sold_before, &limit],
+                        )
+                        .await?
+                        .iter()
+                        .map(|r| r.get(0))
+                        .collect();
+                    let mut report = SettleReport { examined: due.len(), ..SettleReport::default() };
+                    for id in due {
+                        tx.batch_execute("SAVEPOINT one").await?;
+                        match credit_win(tx, &id, now).await {
+                            Ok(credited) => {
+                                tx.batch_execute("RELEASE SAVEPOINT one").await?;
+                                report.settled += usize::from(credited);
+                            }
+                            Err(Failure::Retry(why)) => return Err(Failure::Retry(why)),
+                            Err(Failure::Store(e)) => {
+                                tx.batch_execute("ROLLBACK TO SAVEPOINT one").await?;
+                                report.failed.push((id, e.to_string()));
+                            }
                         }
                     }
-                }
-                Ok(report)
+                    Ok(report)
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
@@ -777,25 +780,26 @@ impl Store for PostgresStore {
     }
 
     async fn history(&self, player_id: &str, limit: u32, before: Option<&str>) -> Result<Vec<TicketRecord>, StoreError> {
-        self.core.read(async |client| {
-            // Newest first by sale; a page goes on below its cursor's place in that order.
-            let cursor: i64 = match before {
-                None => i64::MAX,
-                Some(id) => client
-                    .query_opt("SELECT seq FROM tickets WHERE id = $1 AND player_id = $2", &[&id, &player_id])
-                    .await?
-                    .ok_or(StoreError::NotFound("ticket"))?
-                    .get(0),
-            };
-            let rows = client
-                .query(
-                    &format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3"),
-                    &[&player_id, &cursor, &i64::from(limit)],
-                )
-                .await?;
-            Ok(rows.iter().map(ticket_row).collect::<Result<_, _>>()?)
-        })
-        .await
+        self.core
+            .read(async |client| {
+                // Newest first by sale; a page goes on below its cursor's place in that order.
+                let cursor: i64 = match before {
+                    None => i64::MAX,
+                    Some(id) => client
+                        .query_opt("SELECT seq FROM tickets WHERE id = $1 AND player_id = $2", &[&id, &player_id])
+                        .await?
+                        .ok_or(StoreError::NotFound("ticket"))?
+                        .get(0),
+                };
+                let rows = client
+                    .query(
+                        &format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3"),
+                        &[&player_id, &cursor, &i64::from(limit)],
+                    )
+                    .await?;
+                Ok(rows.iter().map(ticket_row).collect::<Result<_, _>>()?)
+            })
+            .await
     }
 
     async fn insert_block(&self, block: NewBlock) -> Result<(), StoreError> {
@@ -837,28 +841,31 @@ impl Store for PostgresStore {
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.core.read(async |client| {
-            let rows = client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?;
-            Ok(rows.iter().map(block_row).collect::<Result<_, _>>()?)
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let rows = client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?;
+                Ok(rows.iter().map(block_row).collect::<Result<_, _>>()?)
+            })
+            .await
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
-        self.core.read(async |client| {
-            let row = client.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[&int(emission)?, &int(block)?]).await?;
-            Ok(block_row(&row.ok_or(StoreError::NotFound("block"))?)?)
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let row = client.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[&int(emission)?, &int(block)?]).await?;
+                Ok(block_row(&row.ok_or(StoreError::NotFound("block"))?)?)
+            })
+            .await
     }
 
     async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError> {
         let (emission, block) = (int(emission)?, int(block)?);
-        self.core.read(async |client| {
-            let row = client.query_opt("SELECT kept_level FROM block_trees WHERE emission = $1 AND block = $2", &[&emission, &block]).await?;
-            Ok(row.map(|row| hashes(row.get(0))).transpose()?)
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let row = client.query_opt("SELECT kept_level FROM block_trees WHERE emission = $1 AND block = $2", &[&emission, &block]).await?;
+                Ok(row.map(|row| hashes(row.get(0))).transpose()?)
+            })
+            .await
     }
 
     async fn save_block_tree(&self, emission: u32, block: u32, kept_level: Vec<Hash>) -> Result<(), StoreError> {
@@ -867,44 +874,51 @@ impl Store for PostgresStore {
     }
 
     async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {
-        self.core.read(async |client| {
-            let row = client.query_opt("SELECT text FROM designs WHERE hash = $1", &[&hash.as_slice()]).await?;
-            Ok(row.ok_or(StoreError::NotFound("design"))?.get(0))
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let row = client.query_opt("SELECT text FROM designs WHERE hash = $1", &[&hash.as_slice()]).await?;
+                Ok(row.ok_or(StoreError::NotFound("design"))?.get(0))
+            })
+            .await
     }
 
     async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
         // One snapshot for every fact, even while instances sell.
-        self.core.unit(|tx| {
-            let lots = self.core.lots.clone();
-            Box::pin(async move {
-                tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
-                ledger_facts(tx, &lots).await
+        self.core
+            .unit(|tx| {
+                let lots = self.core.lots.clone();
+                Box::pin(async move {
+                    tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
+                    ledger_facts(tx, &lots).await
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {
-        self.core.read(async |client| {
-            let rows = client.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
-            Ok(rows.iter().map(|r| Ok(SigningKeyRecord { kid: r.get(0), secret: hash(r.get(1))?, created_at: r.get(2) })).collect::<Result<_, StoreError>>()?)
-        })
-        .await
+        self.core
+            .read(async |client| {
+                let rows = client.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
+                Ok(rows
+                    .iter()
+                    .map(|r| Ok(SigningKeyRecord { kid: r.get(0), secret: hash(r.get(1))?, created_at: r.get(2) }))
+                    .collect::<Result<_, StoreError>>()?)
+            })
+            .await
     }
 
     async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError> {
-        self.core.read(async |client| {
-            client
-                .execute(
-                    "INSERT INTO signing_keys (kid, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                    &[&key.kid, &key.secret.as_slice(), &key.created_at],
-                )
-                .await?;
-            Ok(())
-        })
-        .await
+        self.core
+            .read(async |client| {
+                client
+                    .execute(
+                        "INSERT INTO signing_keys (kid, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                        &[&key.kid, &key.secret.as_slice(), &key.created_at],
+                    )
+                    .await?;
+                Ok(())
+            })
+            .await
     }
 }
 

@@ -12,9 +12,9 @@
 //! replays its ticket: keys are unique, so nothing is ever sold or debited twice.
 
 use super::{Claimed, Core, Failure, cents, int, sell, sql_amount};
+use crate::block::lot_of;
 use crate::payload::Serial;
 use crate::rules::prize_table::TICKET_PRICE;
-use crate::block::lot_of;
 use crate::server::store::ledger::Account;
 use crate::server::store::{Sale, SaleRequest, StoreError, TicketRecord};
 use deadpool_postgres::Transaction;
@@ -103,8 +103,7 @@ impl Core {
             )
             .await?;
         let used: HashSet<(String, String)> = tx.query(&used, &[&players, &keys]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
-        let new: Vec<usize> =
-            (0..requests.len()).filter(|&i| !used.contains(&(requests[i].player_id.clone(), requests[i].idempotency_key.clone()))).collect();
+        let new: Vec<usize> = (0..requests.len()).filter(|&i| !used.contains(&(requests[i].player_id.clone(), requests[i].idempotency_key.clone()))).collect();
 
         // Each wallet pays for all its sales of the group, or for none (they are then sold alone). The
         // wallets are locked in the order of their ids, as every group locks them: no deadlock.
@@ -183,8 +182,21 @@ impl Core {
             .query_one(
                 &record,
                 &[
-                    &ids, &buyers, &emissions, &blocks, &indices, &modes, &lots, &times, &sale_keys, &price, &wallets, &credited,
-                    &stake_accounts, &stake_shards, &stake_amounts,
+                    &ids,
+                    &buyers,
+                    &emissions,
+                    &blocks,
+                    &indices,
+                    &modes,
+                    &lots,
+                    &times,
+                    &sale_keys,
+                    &price,
+                    &wallets,
+                    &credited,
+                    &stake_accounts,
+                    &stake_shards,
+                    &stake_amounts,
                 ],
             )
             .await?;

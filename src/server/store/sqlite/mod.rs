@@ -8,10 +8,9 @@ mod writer;
 
 use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
 use super::why_not_registered;
-use crate::server::names::PlayerName;
 use super::{
-    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest,
-    SettleReport, SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
+    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest, SettleReport,
+    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
 };
 use crate::block::{Hash, LotCode, Scheme, lot_of};
 use crate::money::Cents;
@@ -19,6 +18,7 @@ use crate::payload::Serial;
 use crate::play::{Mode, apply_reveal};
 use crate::rules::Zone;
 use crate::rules::prize_table::TICKET_PRICE;
+use crate::server::names::PlayerName;
 use async_trait::async_trait;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -110,11 +110,7 @@ impl SqliteStore {
     /// A read on a pooled connection. Point reads take microseconds, less than handing them to another
     /// thread would, so they run here when a connection is free; otherwise, and for reads that scan
     /// (`heavy`), on the blocking pool, off the async executor.
-    async fn read<T: Send + 'static>(
-        &self,
-        heavy: bool,
-        read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
+    async fn read<T: Send + 'static>(&self, heavy: bool, read: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
         if !heavy && let Some(conn) = self.readers.try_get() {
             return read(&conn);
         }
@@ -127,10 +123,7 @@ impl SqliteStore {
         .map_err(|e| StoreError::Backend(format!("read task: {e}")))?
     }
 
-    async fn write<T: Send + 'static>(
-        &self,
-        write: impl FnOnce(&Connection, &mut Lots) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
+    async fn write<T: Send + 'static>(&self, write: impl FnOnce(&Connection, &mut Lots) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
         self.writer.write(move |WriterContext { conn, state }: &mut WriterContext<Lots>| write(conn, state)).await
     }
 }
@@ -141,9 +134,7 @@ pub(crate) fn grow_in_chunks(conn: &Connection) -> Result<(), StoreError> {
     let mut chunk: std::ffi::c_int = 32 << 20;
     // SAFETY: the handle is a live connection owned by `conn`, the file name is a NUL-terminated
     // literal, and SQLITE_FCNTL_CHUNK_SIZE reads one int through the pointer during the call.
-    let rc = unsafe {
-        rusqlite::ffi::sqlite3_file_control(conn.handle(), c"main".as_ptr(), rusqlite::ffi::SQLITE_FCNTL_CHUNK_SIZE, (&raw mut chunk).cast())
-    };
+    let rc = unsafe { rusqlite::ffi::sqlite3_file_control(conn.handle(), c"main".as_ptr(), rusqlite::ffi::SQLITE_FCNTL_CHUNK_SIZE, (&raw mut chunk).cast()) };
     if rc == rusqlite::ffi::SQLITE_OK { Ok(()) } else { Err(StoreError::Backend(format!("cannot set the file's growth chunk ({rc})"))) }
 }
 
@@ -161,11 +152,8 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 
 // ---- statements shared by several writes ---------------------------------------------------------
 
-
-
 fn balance(conn: &Connection, account: &Account) -> Result<Cents, StoreError> {
-    let stored: Option<i64> =
-        conn.prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?.query_row([account.id()], |r| r.get(0)).optional()?;
+    let stored: Option<i64> = conn.prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?.query_row([account.id()], |r| r.get(0)).optional()?;
     cents(stored.ok_or(StoreError::NotFound("account"))?)
 }
 
@@ -231,7 +219,6 @@ fn ticket(conn: &Connection, player_id: &str, ticket_id: &str) -> Result<TicketR
         .optional()?
         .ok_or(StoreError::NotFound("ticket"))
 }
-
 
 /// Replaces a ticket's uncovered zones (and their times) if they are still those of `before`
 /// (compare-and-set: a write that read an older list changes nothing). Returns whether it did.
@@ -314,7 +301,9 @@ fn sell(conn: &Connection, lots: &mut Lots, r: &SaleRequest) -> Result<Sale, Sto
         .query_row([r.now], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
         .optional()?;
     let (emission, block, index) = slot.ok_or(StoreError::SoldOut)?;
-    let lot = lot_of(*lots.of(conn, emission, block)?.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?);
+    let lot = lot_of(
+        *lots.of(conn, emission, block)?.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?,
+    );
     let inserted = conn
         .prepare_cached(
             "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
@@ -326,9 +315,7 @@ fn sell(conn: &Connection, lots: &mut Lots, r: &SaleRequest) -> Result<Sale, Sto
         // out. The unique key still forbids a second ticket: this sale is undone, and a retry replays.
         return Err(StoreError::Backend("a sale with this Idempotency-Key was recorded meanwhile".into()));
     }
-    let Some(balance) =
-        transfer(conn, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), r.now)?
-    else {
+    let Some(balance) = transfer(conn, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), r.now)? else {
         return Err(StoreError::InsufficientFunds { balance: balance_or_zero(conn, &wallet)?, price: TICKET_PRICE });
     };
     let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
@@ -373,7 +360,8 @@ fn ledger_facts(conn: &Connection) -> Result<LedgerFacts, StoreError> {
             lot_mismatches += u64::from(committed.map(|c| c.0 as i64) != Some(lot));
             indices.push(index);
         }
-        let committed = ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
+        let committed =
+            ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
         let account_balance = |account: Account| -> Result<i64, StoreError> {
             Ok(conn.query_row("SELECT balance FROM accounts WHERE id = ?1", [account.id()], |r| r.get(0)).optional()?.unwrap_or(0))
         };
@@ -410,8 +398,17 @@ impl Store for SqliteStore {
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
         self.write(move |conn, _| {
             let inserted = conn
-                .prepare_cached("INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING")?
-                .execute(params![player.id, player.name.as_ref().map(|n| &n.shown), player.name.as_ref().map(|n| &n.key), player.password_hash, player.guest, now])?;
+                .prepare_cached(
+                    "INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                )?
+                .execute(params![
+                    player.id,
+                    player.name.as_ref().map(|n| &n.shown),
+                    player.name.as_ref().map(|n| &n.key),
+                    player.password_hash,
+                    player.guest,
+                    now
+                ])?;
             if inserted == 0 {
                 return Err(if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) });
             }
@@ -574,7 +571,9 @@ impl Store for SqliteStore {
             let mut guests = 0;
             for id in stale {
                 let wallet = Account::Wallet(&id).id();
-                let given: i64 = conn.prepare_cached("SELECT COALESCE(SUM(amount), 0) FROM transfers WHERE kind = 'demo' AND credit = ?1")?.query_row([&wallet], |r| r.get(0))?;
+                let given: i64 = conn
+                    .prepare_cached("SELECT COALESCE(SUM(amount), 0) FROM transfers WHERE kind = 'demo' AND credit = ?1")?
+                    .query_row([&wallet], |r| r.get(0))?;
                 // Only what demo money gave the wallet is in it (no ticket, no real money): else keep it.
                 if balance(conn, &Account::Wallet(&id))? != cents(given)? {
                     continue;
@@ -608,8 +607,7 @@ impl Store for SqliteStore {
     }
 
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
-        self.read(false, |conn| Ok(conn.prepare_cached("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL")?.query_row([], |r| r.get(0))?))
-            .await
+        self.read(false, |conn| Ok(conn.prepare_cached("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL")?.query_row([], |r| r.get(0))?)).await
     }
 
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
@@ -660,8 +658,10 @@ impl Store for SqliteStore {
 
     async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError> {
         self.read(false, move |conn| {
-            let level: Option<Vec<u8>> =
-                conn.prepare_cached("SELECT kept_level FROM block_trees WHERE emission = ?1 AND block = ?2")?.query_row(params![emission, block], |r| r.get(0)).optional()?;
+            let level: Option<Vec<u8>> = conn
+                .prepare_cached("SELECT kept_level FROM block_trees WHERE emission = ?1 AND block = ?2")?
+                .query_row(params![emission, block], |r| r.get(0))
+                .optional()?;
             level.as_deref().map(hashes).transpose()
         })
         .await
@@ -676,8 +676,10 @@ impl Store for SqliteStore {
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.read(true, |conn| Ok(conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?.query_map([], block_row)?.collect::<Result<_, _>>()?))
-            .await
+        self.read(true, |conn| {
+            Ok(conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?.query_map([], block_row)?.collect::<Result<_, _>>()?)
+        })
+        .await
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
@@ -713,8 +715,11 @@ impl Store for SqliteStore {
 
     async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError> {
         self.write(move |conn, _| {
-            conn.prepare_cached("INSERT INTO signing_keys (kid, secret, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
-                .execute(params![key.kid, key.secret.as_slice(), key.created_at])?;
+            conn.prepare_cached("INSERT INTO signing_keys (kid, secret, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?.execute(params![
+                key.kid,
+                key.secret.as_slice(),
+                key.created_at
+            ])?;
             Ok(())
         })
         .await
