@@ -30,12 +30,16 @@ dist: tools
 run: dist
 	cargo run --release --locked -- serve --demo
 
-# Every test, with a throw-away PostgreSQL cluster up for their length (tests/pg/cluster.sh).
+# Every test, with a throw-away PostgreSQL cluster up for their length (tests/pg/cluster.sh): formatting and
+# clippy first (native and wasm32), then the suites, PostgreSQL's included (ignored by a plain `cargo test`).
 test: dist
 	tests/pg/cluster.sh run -- $(MAKE) --no-print-directory test-suites
 
 test-suites:
-	VEGAS_REQUIRE_POSTGRES=1 cargo test --locked
+	cargo fmt --check
+	cargo clippy --locked --all-targets -- -D warnings
+	cargo clippy --locked --all-targets --target wasm32-unknown-unknown --features preview,verify -- -D warnings
+	cargo test --locked -- --include-ignored
 	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --features preview --test web
 	cargo build --release --locked
 	tests/contract/run.sh

@@ -16,51 +16,106 @@ use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::sqlite::SqliteStore;
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
 
-/// A store under test, with whatever keeps it alive.
+/// A store under test, with whatever keeps it alive and a way behind its back to its books.
 struct Backend {
     store: Arc<dyn Store>,
+    books: Books,
     _guard: Box<dyn std::any::Any + Send>,
+}
+
+/// Where a backend keeps its rows, for tests that tamper with them as an intruder or a bug would.
+enum Books {
+    Sqlite(std::path::PathBuf),
+    Postgres(String),
 }
 
 impl Backend {
     async fn sqlite() -> Option<Backend> {
+        // Always at hand: `Option` only to be called as `postgres` is.
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("vegas.sqlite3")).unwrap();
-        Some(Backend { store: Arc::new(store), _guard: Box::new(dir) })
+        let path = dir.path().join("vegas.sqlite3");
+        let store = SqliteStore::open(&path).unwrap();
+        Some(Backend { store: Arc::new(store), books: Books::Sqlite(path), _guard: Box::new(dir) })
     }
 
-    /// A database of its own on the PostgreSQL server of `VEGAS_TEST_DATABASE` (`make test` starts
-    /// one and sets it, with `VEGAS_REQUIRE_POSTGRES`; a plain `cargo test` without it skips these).
+    /// Runs `statements` in one transaction, behind the store's back.
+    async fn tamper(&self, statements: &str) {
+        match &self.books {
+            // As an intruder would, with the foreign keys that guard the books off.
+            Books::Sqlite(path) => {
+                rusqlite::Connection::open(path).unwrap().execute_batch(&format!("PRAGMA foreign_keys = OFF; BEGIN; {statements}; COMMIT")).unwrap()
+            }
+            Books::Postgres(url) => {
+                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+                tokio::spawn(connection);
+                client.batch_execute(&format!("BEGIN; {statements}; COMMIT")).await.unwrap();
+            }
+        }
+    }
+
+    /// The statement that changes an account's stored balance by `delta` (the ledger's own tables differ:
+    /// PostgreSQL splits the game's accounts into shards).
+    fn shift_balance(&self, account: &str, delta: i64) -> String {
+        match self.books {
+            Books::Sqlite(_) => format!("UPDATE accounts SET balance = balance + {delta} WHERE id = '{account}'"),
+            Books::Postgres(_) => format!("UPDATE balances SET balance = balance + {delta} WHERE account = '{account}' AND shard = 0"),
+        }
+    }
+
+    /// The statement that deletes an account's stored balance, so that nothing can be paid from it.
+    fn drop_balance(&self, account: &str) -> String {
+        match self.books {
+            Books::Sqlite(_) => format!("DELETE FROM accounts WHERE id = '{account}'"),
+            Books::Postgres(_) => format!("DELETE FROM balances WHERE account = '{account}'"),
+        }
+    }
+
+    /// A database of its own on the PostgreSQL server of `VEGAS_TEST_DATABASE`. These tests are
+    /// ignored by a plain `cargo test`; `make test` starts a server and runs them with
+    /// `--include-ignored`, and run without one they fail.
     async fn postgres() -> Option<Backend> {
-        let Ok(url) = std::env::var("VEGAS_TEST_DATABASE") else {
-            assert!(std::env::var_os("VEGAS_REQUIRE_POSTGRES").is_none(), "VEGAS_TEST_DATABASE is not set");
-            eprintln!("skipped: no PostgreSQL (VEGAS_TEST_DATABASE)");
-            return None;
-        };
+        let url = std::env::var("VEGAS_TEST_DATABASE").expect("VEGAS_TEST_DATABASE is not set: run these through `make test` (tests/pg/cluster.sh)");
         let name = format!("conformance_{}", vegas::block::hex(&rand::random::<[u8; 8]>()));
         let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(connection);
         admin.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
         let own = format!("{}/{name}", url.rsplit_once('/').unwrap().0);
         let store = PostgresStore::connect(&own, 32).await.unwrap();
-        Some(Backend { store: Arc::new(store), _guard: Box::new(admin) })
+        Some(Backend { store: Arc::new(store), books: Books::Postgres(own), _guard: Box::new(admin) })
+    }
+}
+
+/// What a scenario is given: the store alone, or the backend with its books.
+trait Given<'a> {
+    fn given(backend: &'a Backend) -> Self;
+}
+
+impl Given<'_> for Arc<dyn Store> {
+    fn given(backend: &Backend) -> Self {
+        backend.store.clone()
+    }
+}
+
+impl<'a> Given<'a> for &'a Backend {
+    fn given(backend: &'a Backend) -> Self {
+        backend
     }
 }
 
 /// Runs each scenario against each backend.
 macro_rules! conformance {
     ($($scenario:ident),* $(,)?) => {
-        conformance!(@backend sqlite; $($scenario),*);
-        conformance!(@backend postgres; $($scenario),*);
+        conformance!(@backend sqlite, doc = "Embedded: always run."; $($scenario),*);
+        conformance!(@backend postgres, ignore = "needs PostgreSQL (VEGAS_TEST_DATABASE): `make test` runs it"; $($scenario),*);
     };
-    (@backend $backend:ident; $($scenario:ident),*) => {
+    (@backend $backend:ident, $attribute:meta; $($scenario:ident),*) => {
         mod $backend {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                #[$attribute]
                 async fn $scenario() {
-                    if let Some(backend) = super::Backend::$backend().await {
-                        super::$scenario(backend.store).await
-                    }
+                    let backend = super::Backend::$backend().await.unwrap();
+                    super::$scenario(super::Given::given(&backend)).await
                 }
             )*
         }
@@ -81,6 +136,9 @@ conformance!(
     expired_sessions_and_stale_guests_are_purged,
     history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered,
     a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it,
+    the_ledger_check_finds_tampered_books,
+    the_ledger_check_attributes_every_stake_and_win,
+    a_settlement_round_passes_tickets_that_fail,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -242,7 +300,7 @@ async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
             let (completer, p) = (store.clone(), p.clone());
             racing.spawn(async move { ("complete", None, completer.complete(&p, "t-race", NOW + round).await.map(|_| ())) });
             let store = store.clone();
-            racing.spawn(async move { ("settle", None, store.settle_due(NOW + 3600, 16, NOW + round).await.map(|_| ())) });
+            racing.spawn(async move { ("settle", None, store.settle_due(NOW + 3600, None, 16, NOW + round).await.map(|_| ())) });
         }
         for (what, zone, result) in racing.join_all().await {
             match (what, result) {
@@ -517,31 +575,116 @@ async fn a_store_from_before_migrations_is_migrated_on_open() {
     ledger_passes(&store).await;
 }
 
+/// What `ledger check` says of the books as they are now.
+async fn ledger_problems(store: &dyn Store) -> String {
+    ledger::check(store.ledger_facts().await.unwrap()).err().unwrap_or_default().join("\n")
+}
+
 /// `ledger check` is only worth something if it fails when the books are wrong.
-#[tokio::test]
-async fn the_ledger_check_finds_tampered_books() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("vegas.sqlite3");
-    let store = SqliteStore::open(&path).unwrap();
-    block(&store, 1, 1, mixed_lots(20)).await;
-    let p = player(&store, "p-1", 20).await;
+async fn the_ledger_check_finds_tampered_books(backend: &Backend) {
+    let store = &*backend.store;
+    block(store, 1, 1, mixed_lots(20)).await;
+    let p = player(store, "p-1", 20).await;
     for i in 0..4 {
         let t = store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("t-{i}"))).await.unwrap().ticket;
         store.complete(&p, &t.id, NOW).await.unwrap();
     }
-    ledger_passes(&store).await;
-    let tamper = |sql: &str| {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(&format!("BEGIN; {sql}; COMMIT")).unwrap();
-    };
-    let problems = |facts| ledger::check(facts).unwrap_err().join("\n");
-    tamper("UPDATE accounts SET balance = balance + 100 WHERE id = 'wallet:p-1'");
-    assert!(problems(store.ledger_facts().await.unwrap()).contains("account wallet:p-1: stored balance"));
-    tamper("UPDATE accounts SET balance = balance - 100 WHERE id = 'wallet:p-1'; UPDATE tickets SET lot_cents = 4000000 WHERE id = 't-0'");
-    assert!(problems(store.ledger_facts().await.unwrap()).contains("another lot than the block committed"));
-    tamper("UPDATE tickets SET lot_cents = 0 WHERE id = 't-0'; DELETE FROM transfers WHERE kind = 'win' AND ticket_id = 't-1'");
-    let found = problems(store.ledger_facts().await.unwrap());
+    ledger_passes(store).await;
+    backend.tamper(&backend.shift_balance("wallet:p-1", 100)).await;
+    assert!(ledger_problems(store).await.contains("account wallet:p-1: stored balance"));
+    backend.tamper(&format!("{}; UPDATE tickets SET lot_cents = 4000000 WHERE id = 't-0'", backend.shift_balance("wallet:p-1", -100))).await;
+    assert!(ledger_problems(store).await.contains("another lot than the block committed"));
+    backend.tamper("UPDATE tickets SET lot_cents = 0 WHERE id = 't-0'; DELETE FROM transfers WHERE kind = 'win' AND ticket_id = 't-1'").await;
+    let found = ledger_problems(store).await;
     assert!(found.contains("win transfer is missing") && found.contains("stored balance"), "{found}");
+}
+
+/// Balances that still add up are not enough: each stake and win must have moved between the ticket's
+/// owner and the ticket's block, and every transfer between accounts that exist.
+async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
+    let store = &*backend.store;
+    // Tickets win nothing, 3 €, 5 €, 10 € in turn.
+    block(store, 1, 1, mixed_lots(8)).await;
+    block(store, 1, 2, mixed_lots(8)).await;
+    let (p, q) = (player(store, "p", 30).await, player(store, "q", 30).await);
+    for (i, buyer) in [&p, &q, &p, &q].into_iter().enumerate() {
+        let t = store.sell(sale(buyer, &format!("k{i}"), Mode::Auto, &format!("t-{i}"))).await.unwrap().ticket;
+        store.complete(buyer, &t.id, NOW).await.unwrap();
+    }
+    ledger_passes(store).await;
+    // Each wrong attribution is made with balances that still match their transfers, then undone.
+    let cases = [
+        (
+            "a stake from the wrong wallet",
+            format!("UPDATE transfers SET debit = 'wallet:q' WHERE kind = 'stake' AND ticket_id = 't-0'; {}; {}", backend.shift_balance("wallet:p", 300), backend.shift_balance("wallet:q", -300)),
+            format!("UPDATE transfers SET debit = 'wallet:p' WHERE kind = 'stake' AND ticket_id = 't-0'; {}; {}", backend.shift_balance("wallet:p", -300), backend.shift_balance("wallet:q", 300)),
+            "1 stakes not taken from the ticket owner's wallet into its block's stakes",
+        ),
+        (
+            "a win to the wrong wallet",
+            // t-2 is p's 5 € ticket.
+            format!("UPDATE transfers SET credit = 'wallet:q' WHERE kind = 'win' AND ticket_id = 't-2'; {}; {}", backend.shift_balance("wallet:p", -500), backend.shift_balance("wallet:q", 500)),
+            format!("UPDATE transfers SET credit = 'wallet:p' WHERE kind = 'win' AND ticket_id = 't-2'; {}; {}", backend.shift_balance("wallet:p", 500), backend.shift_balance("wallet:q", -500)),
+            "1 wins not paid from the ticket's block's prizes into its owner's wallet",
+        ),
+        (
+            "a stake into another block's stakes",
+            format!(
+                "UPDATE transfers SET credit = 'block:1:2:stakes' WHERE kind = 'stake' AND ticket_id = 't-1'; {}; {}",
+                backend.shift_balance("block:1:1:stakes", -300),
+                backend.shift_balance("block:1:2:stakes", 300)
+            ),
+            format!(
+                "UPDATE transfers SET credit = 'block:1:1:stakes' WHERE kind = 'stake' AND ticket_id = 't-1'; {}; {}",
+                backend.shift_balance("block:1:1:stakes", 300),
+                backend.shift_balance("block:1:2:stakes", -300)
+            ),
+            "1 stakes not taken from the ticket owner's wallet into its block's stakes",
+        ),
+        (
+            "transfers through an account that does not exist, netting to zero",
+            "INSERT INTO transfers (kind, debit, credit, amount, created_at) VALUES ('deposit', 'cash', 'wallet:ghost', 100, 0), ('withdrawal', 'wallet:ghost', 'cash', 100, 0)".into(),
+            "DELETE FROM transfers WHERE debit = 'wallet:ghost' OR credit = 'wallet:ghost'".into(),
+            "2 transfers naming a missing account or ticket",
+        ),
+        (
+            "demo money paid into the prizes",
+            "INSERT INTO transfers (kind, debit, credit, amount, created_at) VALUES ('demo', 'demo', 'block:1:1:prizes', 100, 0), ('demo', 'block:1:1:prizes', 'demo', 100, 0)".into(),
+            "DELETE FROM transfers WHERE kind = 'demo' AND (debit = 'block:1:1:prizes' OR credit = 'block:1:1:prizes')".into(),
+            "2 transfers naming a missing account or ticket, or accounts their kind does not move money between",
+        ),
+    ];
+    for (what, tamper, undo, expected) in cases {
+        backend.tamper(&tamper).await;
+        let found = ledger_problems(store).await;
+        assert!(found.contains(expected), "{what}: {found}");
+        assert!(!found.contains("stored balance") && !found.contains("sum to"), "{what} is found by attribution alone: {found}");
+        backend.tamper(&undo).await;
+        ledger_passes(store).await;
+    }
+}
+
+/// Tickets that cannot be settled do not hold up the others, however many and however old.
+async fn a_settlement_round_passes_tickets_that_fail(backend: &Backend) {
+    let store = &*backend.store;
+    // The 20 oldest tickets all win 3 € from a block whose prizes account is gone: each fails.
+    block(store, 1, 1, vec![9; 20]).await;
+    block(store, 1, 2, mixed_lots(80)).await;
+    let p = player(store, "p", 300).await;
+    for i in 0..100 {
+        store.sell(SaleRequest { now: NOW + i, ..sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t-{i:03}")) }).await.unwrap();
+    }
+    backend.tamper(&backend.drop_balance("block:1:1:prizes")).await;
+    for round in 0..2 {
+        let report = vegas::server::store::settle_round(store, NOW + 100, 16, std::time::Duration::ZERO, || NOW + 1000).await.unwrap();
+        assert_eq!((report.examined, report.failed.len()), (100 - 80 * round, 20), "round {round}: {report:?}");
+        assert_eq!(report.settled, if round == 0 { 80 } else { 0 }, "round {round}");
+        let failed: HashSet<&str> = report.failed.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(failed, (0..20).map(|i| format!("t-{i:03}")).collect::<HashSet<_>>().iter().map(String::as_str).collect());
+    }
+    for i in 20..100 {
+        assert!(store.ticket(&p, &format!("t-{i:03}")).await.unwrap().credited_at.is_some(), "t-{i:03} is settled");
+    }
 }
 
 async fn a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it(store: Arc<dyn Store>) {

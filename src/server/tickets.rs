@@ -8,7 +8,7 @@
 use super::auth::{Player, random_hex};
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::openapi::{AnyRequestRefusals, SessionRefusals, TicketRefusals};
-use super::store::{SaleRequest, TicketRecord};
+use super::store::{self, SaleRequest, TicketRecord};
 use super::{AppState, now};
 use crate::api::{InclusionProof, TicketAndBalance, TicketState, TicketView};
 use crate::money::Cents;
@@ -204,49 +204,48 @@ pub async fn well_known_jwks(state: State<AppState>) -> ApiJson<Jwks> {
     jwks(state).await
 }
 
-/// Tickets credited per settlement round: each round is one short write, and a breath between rounds
+/// Tickets credited per settlement batch: each batch is one short write, and a breath between batches
 /// leaves the store to the sales, so a backlog of due tickets is worked off without stalling play.
 const SETTLE_BATCH: usize = 16;
 const SETTLE_BREATH: Duration = Duration::from_millis(10);
-/// After a round in which every due ticket failed, wait this long before trying them again.
+/// After a round in which a ticket failed (or the store did), wait this long before the next round.
 const SETTLE_RETRY: Duration = Duration::from_secs(5);
 
-/// Credits every ticket left unfinished for `settle_after`, batch after batch, then sleeps until the
-/// oldest ticket not yet credited falls due (a ticket sold later falls due later still).
+/// Credits every ticket left unfinished for `settle_after`, round after round: a round settles all that
+/// is due, passing (and logging) tickets that fail; then the settler sleeps until the oldest ticket not
+/// yet credited falls due (a ticket sold later falls due later still), or, if any failed, tries the
+/// round again after [`SETTLE_RETRY`].
 pub async fn settle_due_forever(state: AppState) {
     let after = state.config.settle_after.as_secs() as i64;
     loop {
-        let report = match state.store.settle_due(now() - after, SETTLE_BATCH, now()).await {
-            Ok(report) => report,
+        let wait = match store::settle_round(&*state.store, now() - after, SETTLE_BATCH, SETTLE_BREATH, now).await {
             Err(e) => {
                 tracing::error!(error = %e, "settling due tickets failed");
-                tokio::time::sleep(SETTLE_RETRY).await;
-                continue;
+                SETTLE_RETRY
             }
-        };
-        if report.settled > 0 {
-            tracing::info!(tickets = report.settled, "settled abandoned tickets");
-        }
-        for (ticket, error) in &report.failed {
-            tracing::error!(ticket, error, "a due ticket could not be settled");
-        }
-        if report.examined == SETTLE_BATCH && report.settled > 0 {
-            tokio::time::sleep(SETTLE_BREATH).await;
-            continue;
-        }
-        let wait = if report.failed.is_empty() {
-            match state.store.oldest_unsettled_sale().await {
-                Ok(Some(sold_at)) => Duration::from_secs((sold_at + after - now()).clamp(0, after) as u64),
-                Ok(None) => state.config.settle_after,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot tell when the next ticket falls due");
-                    SETTLE_RETRY
+            Ok(round) => {
+                if round.settled > 0 {
+                    tracing::info!(tickets = round.settled, "settled abandoned tickets");
                 }
+                for (ticket, error) in &round.failed {
+                    tracing::error!(ticket, error, "a due ticket could not be settled; it is tried again next round");
+                }
+                if round.failed.is_empty() { until_next_due(&state, after).await } else { SETTLE_RETRY }
             }
-        } else {
-            SETTLE_RETRY
         };
         // Due times are whole seconds: wake just after the second turns.
         tokio::time::sleep(wait + Duration::from_millis(50)).await;
+    }
+}
+
+/// How long until the oldest ticket not yet credited falls due.
+async fn until_next_due(state: &AppState, settle_after: i64) -> Duration {
+    match state.store.oldest_unsettled_sale().await {
+        Ok(Some(sold_at)) => Duration::from_secs((sold_at + settle_after - now()).clamp(0, settle_after) as u64),
+        Ok(None) => state.config.settle_after,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot tell when the next ticket falls due");
+            SETTLE_RETRY
+        }
     }
 }

@@ -15,11 +15,20 @@
 //!
 //! [`check`] recomputes every balance from the transfers, checks that all balances sum to zero, and
 //! reconciles each block: stakes = 3 € × tickets sold, and prizes paid + prizes owed on tickets not yet
-//! credited = the lots committed for the tickets sold.
+//! credited = the lots committed for the tickets sold. It attributes money too: each stake left its
+//! ticket's owner's wallet for that ticket's block, each win left that block's prizes for the owner's
+//! wallet, and every transfer names accounts that exist and that its kind moves money between.
+//!
+//! The facts come from the store in one snapshot ([`super::Store::ledger_facts`]); both backends read
+//! them with the same statements (`sql`) and count a block's tickets with the same [`BlockTally`].
 
+use super::StoreError;
+use crate::block::{LotCode, lot_of};
 use crate::money::{Cents, format_signed_cents};
 use crate::rules::prize_table::TICKET_PRICE;
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// An account of the ledger, named as the store keys it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,9 +128,6 @@ impl<'a> Transfer<'a> {
     }
 }
 
-/// Each block's lots, as the stores keep them in memory once read.
-pub type LotsByBlock = std::collections::HashMap<(u32, u32), std::sync::Arc<Vec<crate::block::LotCode>>>;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountFacts {
     pub id: String,
@@ -161,6 +167,32 @@ pub struct LedgerFacts {
     /// Tickets whose win transfer is missing (credited, lot > 0), unexpected (not credited, or 0 €) or
     /// of another amount than the lot.
     pub tickets_with_wrong_win: u64,
+    /// Stakes not from the ticket's owner's wallet, or not to that ticket's block's stakes.
+    pub misattributed_stakes: u64,
+    /// Wins not to the ticket's owner's wallet, or not from that ticket's block's prizes.
+    pub misattributed_wins: u64,
+    /// Transfers naming an account or a ticket that does not exist, or accounts their kind never
+    /// moves money between.
+    pub orphan_transfers: u64,
+}
+
+/// The counts of [`super::sql::ledger_counts`], in its order.
+pub type Counts = [u64; 5];
+
+impl LedgerFacts {
+    pub fn new(accounts: Vec<AccountFacts>, transfers: u64, blocks: Vec<BlockFacts>, counts: Counts) -> LedgerFacts {
+        let [tickets_without_one_stake, tickets_with_wrong_win, misattributed_stakes, misattributed_wins, orphan_transfers] = counts;
+        LedgerFacts {
+            accounts,
+            transfers,
+            blocks,
+            tickets_without_one_stake,
+            tickets_with_wrong_win,
+            misattributed_stakes,
+            misattributed_wins,
+            orphan_transfers,
+        }
+    }
 }
 
 /// What a passing check found.
@@ -231,12 +263,72 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
     if facts.tickets_with_wrong_win > 0 {
         problems.push(format!("{} tickets whose win transfer is missing, extra or wrong", facts.tickets_with_wrong_win));
     }
+    if facts.misattributed_stakes > 0 {
+        problems.push(format!("{} stakes not taken from the ticket owner's wallet into its block's stakes", facts.misattributed_stakes));
+    }
+    if facts.misattributed_wins > 0 {
+        problems.push(format!("{} wins not paid from the ticket's block's prizes into its owner's wallet", facts.misattributed_wins));
+    }
+    if facts.orphan_transfers > 0 {
+        problems.push(format!("{} transfers naming a missing account or ticket, or accounts their kind does not move money between", facts.orphan_transfers));
+    }
     if problems.is_empty() { Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks }) } else { Err(problems) }
 }
 
-/// The sum of `lots` at `indices`, as the block committed them.
-pub fn committed_total(lots: &[crate::block::LotCode], indices: impl IntoIterator<Item = u32>) -> Option<Cents> {
-    indices.into_iter().try_fold(Cents::ZERO, |sum, i| Some(sum + crate::block::lot_of(*lots.get(i as usize)?)))
+/// Every account's facts: its balance as stored (`stored`, by id) beside what its transfers sum to
+/// (`sums`: id, kind, credits − debits, as [`super::sql::TRANSFER_SUMS`] reads them).
+pub fn accounts(sums: Vec<(String, String, i64)>, stored: &HashMap<String, i64>) -> Vec<AccountFacts> {
+    sums.into_iter().map(|(id, kind, from_transfers)| AccountFacts { stored: stored.get(&id).copied().unwrap_or(0), id, kind, from_transfers }).collect()
+}
+
+/// A block's tickets, counted one by one as a backend reads them (a block holds up to 1 500 000).
+pub struct BlockTally {
+    lots: Arc<Vec<LotCode>>,
+    tickets: u64,
+    owed: i64,
+    committed: i64,
+    lot_mismatches: u64,
+    beyond: Option<u32>,
+}
+
+impl BlockTally {
+    /// A tally against the lots the block committed.
+    pub fn new(lots: Arc<Vec<LotCode>>) -> BlockTally {
+        BlockTally { lots, tickets: 0, owed: 0, committed: 0, lot_mismatches: 0, beyond: None }
+    }
+
+    /// A sold ticket: its index, the lot its row records, and whether that lot is still owed.
+    pub fn add(&mut self, index: u32, recorded_lot: i64, owing: bool) {
+        self.tickets += 1;
+        self.owed += if owing { recorded_lot } else { 0 };
+        match self.lots.get(index as usize) {
+            Some(&code) => {
+                let committed = lot_of(code).0 as i64;
+                self.committed += committed;
+                self.lot_mismatches += u64::from(committed != recorded_lot);
+            }
+            None => self.beyond = Some(index),
+        }
+    }
+
+    /// The block's facts, with its sale counter and the stored balances of its accounts.
+    pub fn facts(self, emission: u32, block: u32, sold: u64, stored: &HashMap<String, i64>) -> Result<BlockFacts, StoreError> {
+        if let Some(index) = self.beyond {
+            return Err(StoreError::Backend(format!("E{emission}-B{block}: ticket {index} is beyond the block")));
+        }
+        let balance = |account: Account| stored.get(&account.id()).copied().unwrap_or(0);
+        Ok(BlockFacts {
+            emission,
+            block,
+            sold,
+            tickets: self.tickets,
+            stakes_balance: balance(Account::Stakes { emission, block }),
+            prizes_balance: balance(Account::Prizes { emission, block }),
+            owed: self.owed,
+            committed: self.committed,
+            lot_mismatches: self.lot_mismatches,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -266,6 +358,9 @@ mod tests {
             }],
             tickets_without_one_stake: 0,
             tickets_with_wrong_win: 0,
+            misattributed_stakes: 0,
+            misattributed_wins: 0,
+            orphan_transfers: 0,
         }
     }
 
@@ -290,8 +385,11 @@ mod tests {
         f.blocks[0].lot_mismatches = 1;
         f.tickets_without_one_stake = 1;
         f.tickets_with_wrong_win = 2;
+        f.misattributed_stakes = 1;
+        f.misattributed_wins = 1;
+        f.orphan_transfers = 2;
         let problems = check(f).unwrap_err();
-        assert_eq!(problems.len(), 6, "{problems:?}");
+        assert_eq!(problems.len(), 9, "{problems:?}");
 
         let mut f = balanced();
         f.accounts[1].stored = -1;
@@ -300,9 +398,17 @@ mod tests {
     }
 
     #[test]
-    fn committed_lots_are_read_at_the_sold_indices() {
-        let lots = [0, 9, 0, 1];
-        assert_eq!(committed_total(&lots, [1, 3]), Some(Cents::euros(3 + 40_000)));
-        assert_eq!(committed_total(&lots, [4]), None, "an index outside the block");
+    fn a_tally_reads_committed_lots_at_the_sold_indices() {
+        let stored = HashMap::from([("block:1:2:stakes".to_string(), 600), ("block:1:2:prizes".to_string(), -300)]);
+        let mut tally = BlockTally::new(Arc::new(vec![0, 9, 0, 1]));
+        tally.add(1, 300, false);
+        tally.add(3, 4_000_000, true);
+        tally.add(0, 500, true);
+        let b = tally.facts(1, 2, 3, &stored).unwrap();
+        assert_eq!((b.tickets, b.committed, b.owed, b.lot_mismatches), (3, 300 + 4_000_000, 4_000_500, 1));
+        assert_eq!((b.stakes_balance, b.prizes_balance), (600, -300));
+        let mut tally = BlockTally::new(Arc::new(vec![0]));
+        tally.add(4, 0, true);
+        assert!(tally.facts(1, 1, 1, &stored).is_err(), "an index outside the block");
     }
 }

@@ -20,7 +20,10 @@
 //! [`postgres`] (several server instances on one database).
 
 pub mod ledger;
+mod plan;
 pub mod postgres;
+mod rows;
+mod sql;
 pub mod sqlite;
 
 use crate::block::{Hash, LotCode, Scheme, Seed};
@@ -153,15 +156,69 @@ pub struct Completion {
     pub balance: Cents,
 }
 
-/// What one round of settlement did.
+/// Where a round of settlement has got to among the due tickets, oldest first: the last one looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuePlace {
+    pub sold_at: i64,
+    pub ticket_id: String,
+}
+
+impl DuePlace {
+    /// The place a batch starts after, as [`sql::DUE_TICKETS`] takes it: before every ticket for a
+    /// new round.
+    fn start(after: Option<DuePlace>) -> (i64, String) {
+        after.map_or((i64::MIN, String::new()), |p| (p.sold_at, p.ticket_id))
+    }
+}
+
+/// What one batch of settlement did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SettleReport {
     /// Due tickets looked at.
     pub examined: usize,
-    /// Tickets this round credited (their win may be 0 €).
+    /// Tickets this batch credited (their win may be 0 €).
     pub settled: usize,
     /// Tickets that could not be settled, with why; the others were settled all the same.
     pub failed: Vec<(String, String)>,
+    /// The last ticket looked at: where the next batch of the round starts after.
+    pub last: Option<DuePlace>,
+}
+
+impl SettleReport {
+    /// Counts a due ticket looked at, and whether settling it credited it, found it credited, or failed.
+    fn count(&mut self, place: DuePlace, settled: Result<bool, StoreError>) {
+        self.examined += 1;
+        match settled {
+            Ok(credited) => self.settled += usize::from(credited),
+            Err(e) => self.failed.push((place.ticket_id.clone(), e.to_string())),
+        }
+        self.last = Some(place);
+    }
+}
+
+/// Settles every ticket due by `sold_before` (`Store::settle_due`), `batch` at a time from the oldest,
+/// each batch going on after the last ticket the one before looked at: a ticket that fails is passed
+/// and reported, never met first again, so failures cannot hold up the others. Between batches the
+/// store is left to other work for `breath`. The report adds up the round's batches.
+pub async fn settle_round(
+    store: &dyn Store,
+    sold_before: i64,
+    batch: usize,
+    breath: std::time::Duration,
+    now: impl Fn() -> i64,
+) -> Result<SettleReport, StoreError> {
+    let mut round = SettleReport::default();
+    loop {
+        let report = store.settle_due(sold_before, round.last.clone(), batch, now()).await?;
+        round.examined += report.examined;
+        round.settled += report.settled;
+        round.failed.extend(report.failed);
+        if report.examined < batch {
+            return Ok(round);
+        }
+        round.last = report.last;
+        tokio::time::sleep(breath).await;
+    }
 }
 
 /// What one round of purging removed.
@@ -170,15 +227,6 @@ pub struct PurgeReport {
     pub sessions: usize,
     pub guests: usize,
 }
-
-/// The guests a purge looks for: created before `stale_before`, with no session left (a guest has no
-/// password, so it can never come back), no ticket, and no real money ever moved.
-pub(crate) const STALE_GUESTS: &str = "SELECT p.id FROM players p WHERE p.guest AND p.created_at < $1 \
-    AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.player_id = p.id) \
-    AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.player_id = p.id) \
-    AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.kind IN ('deposit', 'withdrawal') AND x.debit = 'wallet:' || p.id) \
-    AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.kind IN ('deposit', 'withdrawal') AND x.credit = 'wallet:' || p.id) \
-    ORDER BY p.created_at LIMIT $2";
 
 /// A block as the store keeps it. `seed` is secret while the block is open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,9 +291,6 @@ impl TicketRecord {
 }
 
 // What both implementations store alike.
-
-/// The columns a `TicketRecord` is read from, in order.
-const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at, revealed_at";
 
 /// An amount read back from a column that never holds a negative one.
 fn cents(amount: i64) -> Result<Cents, StoreError> {
@@ -315,11 +360,13 @@ pub trait Store: Send + Sync {
     /// what remains. Completing a finished ticket again is [`StoreError::Finished`] and changes nothing.
     async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError>;
     /// Credits up to `limit` tickets sold at or before `sold_before` and not yet credited, oldest first,
-    /// each on its own (one failure does not stop the others).
-    async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError>;
-    /// Deletes expired sessions, and up to `limit` stale guests (see [`STALE_GUESTS`]): each one's demo
-    /// money goes back to `demo` and its wallet and demo transfers go with it, the exact inverse of its
-    /// creation and top-ups, so the books still balance.
+    /// starting after `after` (where the round has got to, so that a ticket that failed is passed and
+    /// never holds up the others), each on its own (one failure does not stop the others).
+    async fn settle_due(&self, sold_before: i64, after: Option<DuePlace>, limit: usize, now: i64) -> Result<SettleReport, StoreError>;
+    /// Deletes expired sessions, and up to `limit` stale guests (see `sql::STALE_GUESTS`), each in a
+    /// unit of work that checks again that it is stale: each one's demo money goes back to `demo` and
+    /// its wallet and demo transfers go with it, the exact inverse of its creation and top-ups, so the
+    /// books still balance.
     async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError>;
     /// When the oldest ticket still to credit was sold, if any.
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError>;

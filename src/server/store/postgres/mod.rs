@@ -18,28 +18,27 @@
 //! Sales arriving together are sold together, in one transaction of multi-row statements ([`sales`]);
 //! the one-sale unit of work here sells what a group leaves.
 
-use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
-use super::why_not_registered;
+use super::ledger::{self, Account, BlockTally, LedgerFacts, Transfer};
+use super::rows::{self, Columns, LotsCache};
+use super::sql::{self, BLOCK_QUERY, TICKET_COLUMNS};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest, SettleReport,
-    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
+    BlockRecord, Completion, Credentials, Credit, DuePlace, NewBlock, NewPlayer, PlayerRecord, PurgeReport, Sale, SaleRequest, SettleReport, SigningKeyRecord,
+    Store, StoreError, TicketRecord, cents, hashes, json_list, plan, sql_amount, why_not_registered,
 };
-use crate::block::{Hash, LotCode, Scheme, lot_of};
+use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
 use crate::payload::Serial;
-use crate::play::{Mode, apply_reveal};
-use crate::rules::Zone;
 use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::names::PlayerName;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::types::Type;
 
 mod sales;
 
@@ -111,24 +110,41 @@ pub struct PostgresStore {
 #[derive(Clone)]
 struct Core {
     pool: Pool,
-    lots: Arc<Lots>,
+    lots: Arc<LotsCache>,
     open: Arc<OpenBlock>,
 }
 
-/// Each block's lots, read once (1.5 MB) and then shared.
-#[derive(Default)]
-struct Lots(RwLock<LotsByBlock>);
-
-impl Lots {
-    async fn of(&self, client: &impl GenericClient, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, Failure> {
-        if let Some(lots) = self.0.read().unwrap_or_else(|p| p.into_inner()).get(&(emission, block)) {
-            return Ok(lots.clone());
-        }
-        let row = client.query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await?;
-        let lots = Arc::new(row.get::<_, Vec<u8>>(0));
-        self.0.write().unwrap_or_else(|p| p.into_inner()).insert((emission, block), lots.clone());
-        Ok(lots)
+/// A block's lots, from the cache or read once.
+async fn lots_of(cache: &LotsCache, client: &impl GenericClient, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, Failure> {
+    if let Some(lots) = cache.get(emission, block) {
+        return Ok(lots);
     }
+    let row = client.query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await?;
+    Ok(cache.keep(emission, block, row.get(0)))
+}
+
+impl Columns for Row {
+    fn text(&self, i: usize) -> Result<String, StoreError> {
+        self.try_get(i).map_err(|e| backend(describe(&e)))
+    }
+
+    fn int(&self, i: usize) -> Result<i64, StoreError> {
+        let read = if *self.columns()[i].type_() == Type::INT4 { self.try_get::<_, i32>(i).map(i64::from) } else { self.try_get(i) };
+        read.map_err(|e| backend(describe(&e)))
+    }
+
+    fn optional_int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        self.try_get(i).map_err(|e| backend(describe(&e)))
+    }
+
+    fn bytes(&self, i: usize) -> Result<Vec<u8>, StoreError> {
+        self.try_get(i).map_err(|e| backend(describe(&e)))
+    }
+}
+
+/// The record of each row (`read` is one of `rows`' readers).
+fn all<T>(rows: &[Row], read: impl Fn(&Row) -> Result<T, StoreError>) -> Result<Vec<T>, StoreError> {
+    rows.iter().map(read).collect()
 }
 
 impl PostgresStore {
@@ -215,7 +231,6 @@ fn shard_of(key: &[u8]) -> i32 {
     (key.iter().fold(0u32, |h, &b| h.wrapping_mul(31).wrapping_add(u32::from(b))) % STRIPES) as i32
 }
 
-/// Opens an account with its balance rows: one for a wallet, [`STRIPES`] for the game's own.
 async fn save_block_tree(client: &impl GenericClient, emission: i32, block: i32, kept_level: &[Hash]) -> Result<(), Failure> {
     client
         .execute(
@@ -226,6 +241,7 @@ async fn save_block_tree(client: &impl GenericClient, emission: i32, block: i32,
     Ok(())
 }
 
+/// Opens an account with its balance rows: one for a wallet, [`STRIPES`] for the game's own.
 async fn open_account(tx: &impl GenericClient, account: &Account<'_>) -> Result<(), Failure> {
     let (id, wallet) = (account.id(), matches!(account, Account::Wallet(_)));
     tx.execute("INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &account.kind()]).await?;
@@ -277,26 +293,9 @@ async fn wallet_balance(client: &impl GenericClient, player: &str) -> Result<Cen
     Ok(cents(row.ok_or(StoreError::NotFound("player"))?.get(0))?)
 }
 
-fn ticket_row(r: &Row) -> Result<TicketRecord, StoreError> {
-    let mode: &str = r.get(5);
-    let revealed: &str = r.get(7);
-    Ok(TicketRecord {
-        id: r.get(0),
-        owner: r.get(1),
-        serial: Serial { emission: unsigned(r.get(2))?, block: unsigned(r.get(3))?, index: unsigned(r.get(4))? },
-        mode: Mode::parse(mode).ok_or_else(|| StoreError::Backend(format!("a ticket in mode {mode:?}")))?,
-        lot: cents(r.get(6))?,
-        revealed: serde_json::from_str(revealed).map_err(|e| StoreError::Backend(format!("a ticket's zones: {e}")))?,
-        sold_at: r.get(8),
-        credited_at: r.get(9),
-        finished_at: r.get(10),
-        revealed_at: serde_json::from_str(r.get(11)).map_err(|e| StoreError::Backend(format!("a ticket's reveal times: {e}")))?,
-    })
-}
-
 async fn ticket(client: &impl GenericClient, player: &str, id: &str) -> Result<TicketRecord, Failure> {
     let row = client.query_opt(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE id = $1 AND player_id = $2"), &[&id, &player]).await?;
-    Ok(ticket_row(&row.ok_or(StoreError::NotFound("ticket"))?)?)
+    Ok(rows::ticket(&row.ok_or(StoreError::NotFound("ticket"))?)?)
 }
 
 /// Replaces a ticket's uncovered zones (and their times) if they are still those of `before`
@@ -375,12 +374,12 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
     Err(Failure::Retry("the open blocks sold out while this sale looked at them".into()))
 }
 
-async fn sell(tx: &Transaction<'_>, lots: &Lots, open: &OpenBlock, r: &SaleRequest) -> Result<Sale, Failure> {
+async fn sell(tx: &Transaction<'_>, lots: &LotsCache, open: &OpenBlock, r: &SaleRequest) -> Result<Sale, Failure> {
     if let Some(sale) = replay(tx, r).await? {
         return Ok(sale);
     }
     let Claimed { emission, block, stripe, start: index, .. } = claim(tx, open, r.now, 1).await?;
-    let lots = lots.of(tx, emission, block).await?;
+    let lots = lots_of(lots, tx, emission, block).await?;
     let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
     let lot = lot_of(code);
     let insert = tx
@@ -410,98 +409,32 @@ async fn sell(tx: &Transaction<'_>, lots: &Lots, open: &OpenBlock, r: &SaleReque
 async fn replay(tx: &Transaction<'_>, r: &SaleRequest) -> Result<Option<Sale>, Failure> {
     let find = tx.prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 AND idempotency_key = $2")).await?;
     let Some(row) = tx.query_opt(&find, &[&r.player_id, &r.idempotency_key]).await? else { return Ok(None) };
-    let ticket = ticket_row(&row)?;
+    let ticket = rows::ticket(&row)?;
     if ticket.mode != r.mode {
         return Err(StoreError::KeyReused.into());
     }
     Ok(Some(Sale { balance: wallet_balance(tx, &r.player_id).await?, ticket, replayed: true }))
 }
 
-const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at, b.scheme \
-                           FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
-
-fn block_row(r: &Row) -> Result<BlockRecord, StoreError> {
-    Ok(BlockRecord {
-        emission: unsigned(r.get(0))?,
-        block: unsigned(r.get(1))?,
-        size: u32::try_from(r.get::<_, i64>(2)).map_err(backend)?,
-        sold: u32::try_from(r.get::<_, i64>(3)).map_err(backend)?,
-        seed: hash(r.get(4))?,
-        root: hash(r.get(5))?,
-        design_hash: hash(r.get(6))?,
-        closed_at: r.get(7),
-        scheme: Scheme::from_number(unsigned(r.get(8))?).ok_or_else(|| StoreError::Backend("a block of an unknown scheme".into()))?,
-    })
-}
-
-async fn ledger_facts(tx: &Transaction<'_>, lots: &Lots) -> Result<LedgerFacts, Failure> {
-    let accounts = tx
-        .query(
-            "SELECT a.id, a.kind, (SELECT COALESCE(SUM(balance), 0)::BIGINT FROM balances b WHERE b.account = a.id), \
-                    (COALESCE(c.total, 0) - COALESCE(d.total, 0))::BIGINT FROM accounts a \
-             LEFT JOIN (SELECT credit AS id, SUM(amount) AS total FROM transfers GROUP BY credit) c ON c.id = a.id \
-             LEFT JOIN (SELECT debit AS id, SUM(amount) AS total FROM transfers GROUP BY debit) d ON d.id = a.id ORDER BY a.id",
-            &[],
-        )
-        .await?
-        .iter()
-        .map(|r| AccountFacts { id: r.get(0), kind: r.get(1), stored: r.get(2), from_transfers: r.get(3) })
-        .collect();
-    let transfers: i64 = tx.query_one("SELECT COUNT(*) FROM transfers", &[]).await?.get(0);
-    let balances: HashMap<String, i64> =
-        tx.query("SELECT account, SUM(balance)::BIGINT FROM balances GROUP BY account", &[]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+async fn ledger_facts(tx: &Transaction<'_>, lots: &LotsCache) -> Result<LedgerFacts, Failure> {
+    let sums = tx.query(sql::TRANSFER_SUMS, &[]).await?.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+    // The game's own accounts are sharded: an account's balance is the sum of its rows.
+    let stored = tx.query("SELECT account, SUM(balance)::BIGINT FROM balances GROUP BY account", &[]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let transfers: i64 = tx.query_one(sql::TRANSFER_COUNT, &[]).await?.get(0);
     let mut blocks = Vec::new();
-    for row in tx.query("SELECT emission, block, sold FROM block_sales ORDER BY emission, block", &[]).await? {
-        let (emission, block, sold): (u32, u32, i64) = (unsigned(row.get(0))?, unsigned(row.get(1))?, row.get(2));
-        let lots = lots.of(tx, emission, block).await?;
-        let (mut tickets, mut owed, mut lot_mismatches, mut indices) = (0u64, 0i64, 0u64, Vec::new());
-        for t in
-            tx.query("SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await?
-        {
-            let (index, lot, owing): (u32, i64, bool) = (unsigned(t.get(0))?, t.get(1), t.get(2));
-            tickets += 1;
-            owed += if owing { lot } else { 0 };
-            lot_mismatches += u64::from(lots.get(index as usize).map(|&code| lot_of(code).0 as i64) != Some(lot));
-            indices.push(index);
+    for row in tx.query(sql::BLOCK_SALES, &[]).await? {
+        let (emission, block, sold) = (row.unsigned(0)?, row.unsigned(1)?, row.int(2)?);
+        let mut tally = BlockTally::new(lots_of(lots, tx, emission, block).await?);
+        for t in tx.query(sql::BLOCK_TICKETS, &[&int(emission)?, &int(block)?]).await? {
+            tally.add(t.unsigned(0)?, t.get(1), t.get(2));
         }
-        let committed =
-            ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
-        blocks.push(BlockFacts {
-            emission,
-            block,
-            sold: u64::try_from(sold).map_err(backend)?,
-            tickets,
-            stakes_balance: balances.get(&Account::Stakes { emission, block }.id()).copied().unwrap_or(0),
-            prizes_balance: balances.get(&Account::Prizes { emission, block }.id()).copied().unwrap_or(0),
-            owed,
-            committed: sql_amount(committed)?,
-            lot_mismatches,
-        });
+        blocks.push(tally.facts(emission, block, u64::try_from(sold).map_err(backend)?, &stored)?);
     }
-    let price = sql_amount(TICKET_PRICE)?;
-    let tickets_without_one_stake: i64 = tx
-        .query_one(
-            "SELECT COUNT(*) FROM tickets t WHERE (SELECT COUNT(*) FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount = $1) <> 1 \
-                OR EXISTS (SELECT 1 FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount <> $1)",
-            &[&price],
-        )
-        .await?
-        .get(0);
-    let tickets_with_wrong_win: i64 = tx
-        .query_one(
-            "SELECT COUNT(*) FROM tickets t LEFT JOIN transfers w ON w.ticket_id = t.id AND w.kind = 'win' \
-             WHERE (t.credited_at IS NOT NULL AND t.lot_cents > 0) <> (w.id IS NOT NULL) OR w.amount <> t.lot_cents",
-            &[],
-        )
-        .await?
-        .get(0);
-    Ok(LedgerFacts {
-        accounts,
-        transfers: u64::try_from(transfers).map_err(backend)?,
-        blocks,
-        tickets_without_one_stake: u64::try_from(tickets_without_one_stake).map_err(backend)?,
-        tickets_with_wrong_win: u64::try_from(tickets_with_wrong_win).map_err(backend)?,
-    })
+    let mut counts = ledger::Counts::default();
+    for (count, query) in counts.iter_mut().zip(sql::ledger_counts()) {
+        *count = u64::try_from(tx.query_one(&query, &[]).await?.get::<_, i64>(0)).map_err(backend)?;
+    }
+    Ok(LedgerFacts::new(ledger::accounts(sums, &stored), u64::try_from(transfers).map_err(backend)?, blocks, counts))
 }
 
 #[async_trait]
@@ -648,21 +581,13 @@ impl Store for PostgresStore {
             .unit(|tx| {
                 let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
                 Box::pin(async move {
-                    let mut t = ticket(tx, &player, &id).await?;
-                    if t.finished_at.is_some() {
-                        return Err(StoreError::Finished.into());
+                    let t = ticket(tx, &player, &id).await?;
+                    let Some(after) = plan::reveal(&t, &zones, now)? else { return Ok(t) };
+                    if !set_revealed(tx, &t, &after, None).await? {
+                        // Another reveal or the completion changed it since it was read: start again.
+                        return Err(Failure::Retry("the ticket changed under a reveal".into()));
                     }
-                    let mut revealed = t.revealed.clone();
-                    apply_reveal(t.mode, &mut revealed, &zones).map_err(StoreError::from)?;
-                    if revealed != t.revealed {
-                        let after = t.uncovered(revealed, now);
-                        if !set_revealed(tx, &t, &after, None).await? {
-                            // Another reveal or the completion changed it since it was read: start again.
-                            return Err(Failure::Retry("the ticket changed under a reveal".into()));
-                        }
-                        t = after;
-                    }
-                    Ok(t)
+                    Ok(after)
                 })
             })
             .await
@@ -674,15 +599,7 @@ impl Store for PostgresStore {
                 let (player, id) = (player_id.to_owned(), ticket_id.to_owned());
                 Box::pin(async move {
                     let t = ticket(tx, &player, &id).await?;
-                    if t.finished_at.is_some() {
-                        return Err(StoreError::Finished.into());
-                    }
-                    let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
-                    if t.mode == Mode::Jouez && !missing.is_empty() {
-                        return Err(StoreError::ZonesLeft(missing).into());
-                    }
-                    let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-                    if !set_revealed(tx, &t, &t.uncovered(all, now), Some(now)).await? {
+                    if !set_revealed(tx, &t, &plan::completion(&t, now)?, Some(now)).await? {
                         return Err(Failure::Retry("the ticket changed under its completion".into()));
                     }
                     credit_win(tx, &id, now).await?;
@@ -696,7 +613,7 @@ impl Store for PostgresStore {
         let sessions = self.core.unit(|tx| Box::pin(async move { Ok(tx.execute("DELETE FROM sessions WHERE expires_at <= $1", &[&now]).await?) })).await?;
         let limit = i64::try_from(limit).map_err(backend)?;
         let stale: Vec<String> =
-            self.core.read(async |client| Ok(client.query(STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect())).await?;
+            self.core.read(async |client| Ok(client.query(sql::STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect())).await?;
         let mut guests = 0;
         for id in stale {
             let purged = self
@@ -704,15 +621,19 @@ impl Store for PostgresStore {
                 .unit(|tx| {
                     let id = id.clone();
                     Box::pin(async move {
-                        // Another instance purging the same guest holds its row: it is left to that one.
-                        if tx.query_opt("SELECT 1 FROM players WHERE id = $1 AND guest FOR UPDATE SKIP LOCKED", &[&id]).await?.is_none() {
+                        let wallet = Account::Wallet(&id).id();
+                        // Every sale, credit and debit of this guest updates its wallet's row: while this
+                        // unit holds it, none can land. Another instance purging the guest holds it: it is
+                        // left to that one.
+                        if tx.query_opt("SELECT 1 FROM balances WHERE account = $1 AND shard = 0 FOR UPDATE SKIP LOCKED", &[&wallet]).await?.is_none() {
                             return Ok(false);
                         }
-                        let wallet = Account::Wallet(&id).id();
-                        let given: i64 = tx
-                            .query_one("SELECT COALESCE(SUM(amount), 0)::BIGINT FROM transfers WHERE kind = 'demo' AND credit = $1", &[&wallet])
-                            .await?
-                            .get(0);
+                        // Read again under that lock: money moved or a ticket bought since the list was
+                        // made keeps the guest.
+                        if tx.query_opt(sql::STILL_STALE_GUEST, &[&stale_before, &id]).await?.is_none() {
+                            return Ok(false);
+                        }
+                        let given: i64 = tx.query_one(sql::DEMO_GIVEN, &[&wallet]).await?.get(0);
                         // Only what demo money gave the wallet is in it (no ticket, no real money): else keep it.
                         if tx.execute("DELETE FROM balances WHERE account = $1 AND shard = 0 AND balance = $2", &[&wallet, &given]).await? != 1 {
                             return Err(Failure::Store(StoreError::Backend(format!("the wallet of {id} holds more than its demo money"))));
@@ -735,35 +656,26 @@ impl Store for PostgresStore {
         Ok(PurgeReport { sessions: usize::try_from(sessions).map_err(backend)?, guests })
     }
 
-    async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
+    async fn settle_due(&self, sold_before: i64, after: Option<DuePlace>, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
         let limit = i64::try_from(limit).map_err(backend)?;
+        let (after_sold, after_id) = DuePlace::start(after);
+        // Tickets another instance is settling are locked: passed over, never credited twice.
+        let due_unlocked = format!("{} FOR UPDATE SKIP LOCKED", sql::DUE_TICKETS);
         self.core
             .unit(|tx| {
+                let (due_unlocked, after_id) = (due_unlocked.clone(), after_id.clone());
                 Box::pin(async move {
-                    // Tickets another instance is settling are locked: passed over, never credited twice.
-                    let due: Vec<String> = tx
-                        .query(
-                            "SELECT id FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 ORDER BY sold_at LIMIT $2 FOR UPDATE SKIP LOCKED",
-                            &[&sold_before, &limit],
-                        )
-                        .await?
-                        .iter()
-                        .map(|r| r.get(0))
-                        .collect();
-                    let mut report = SettleReport { examined: due.len(), ..SettleReport::default() };
-                    for id in due {
+                    let due = all(&tx.query(&due_unlocked, &[&sold_before, &after_sold, &after_id, &limit]).await?, rows::due_place)?;
+                    let mut report = SettleReport::default();
+                    for place in due {
                         tx.batch_execute("SAVEPOINT one").await?;
-                        match credit_win(tx, &id, now).await {
-                            Ok(credited) => {
-                                tx.batch_execute("RELEASE SAVEPOINT one").await?;
-                                report.settled += usize::from(credited);
-                            }
+                        let settled = match credit_win(tx, &place.ticket_id, now).await {
+                            Ok(credited) => Ok(credited),
                             Err(Failure::Retry(why)) => return Err(Failure::Retry(why)),
-                            Err(Failure::Store(e)) => {
-                                tx.batch_execute("ROLLBACK TO SAVEPOINT one").await?;
-                                report.failed.push((id, e.to_string()));
-                            }
-                        }
+                            Err(Failure::Store(e)) => Err(e),
+                        };
+                        tx.batch_execute(if settled.is_ok() { "RELEASE SAVEPOINT one" } else { "ROLLBACK TO SAVEPOINT one" }).await?;
+                        report.count(place, settled);
                     }
                     Ok(report)
                 })
@@ -791,13 +703,13 @@ impl Store for PostgresStore {
                         .ok_or(StoreError::NotFound("ticket"))?
                         .get(0),
                 };
-                let rows = client
+                let page = client
                     .query(
                         &format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3"),
                         &[&player_id, &cursor, &i64::from(limit)],
                     )
                     .await?;
-                Ok(rows.iter().map(ticket_row).collect::<Result<_, _>>()?)
+                Ok(all(&page, rows::ticket)?)
             })
             .await
     }
@@ -841,19 +753,14 @@ impl Store for PostgresStore {
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.core
-            .read(async |client| {
-                let rows = client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?;
-                Ok(rows.iter().map(block_row).collect::<Result<_, _>>()?)
-            })
-            .await
+        self.core.read(async |client| Ok(all(&client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?, rows::block)?)).await
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
         self.core
             .read(async |client| {
                 let row = client.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[&int(emission)?, &int(block)?]).await?;
-                Ok(block_row(&row.ok_or(StoreError::NotFound("block"))?)?)
+                Ok(rows::block(&row.ok_or(StoreError::NotFound("block"))?)?)
             })
             .await
     }

@@ -136,7 +136,7 @@ impl Core {
         while serials.len() < paid.len() {
             let wanted = u32::try_from(paid.len() - serials.len()).map_err(|e| StoreError::Backend(e.to_string()))?;
             let Claimed { emission, block, stripe, start, count } = super::claim(tx, &self.open, now, wanted).await?;
-            let lots = self.lots.of(tx, emission, block).await?;
+            let lots = super::lots_of(&self.lots, tx, emission, block).await?;
             for index in start..start + count {
                 let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
                 serials.push((Serial { emission, block, index }, lot_of(code)));

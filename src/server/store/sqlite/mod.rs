@@ -6,17 +6,16 @@
 mod checkpoint;
 mod writer;
 
-use super::ledger::{self, Account, AccountFacts, BlockFacts, LedgerFacts, LotsByBlock, Transfer};
-use super::why_not_registered;
+use super::ledger::{self, Account, BlockTally, LedgerFacts, Transfer};
+use super::rows::{self, Columns, LotsCache};
+use super::sql::{self, BLOCK_QUERY, TICKET_COLUMNS};
 use super::{
-    BlockRecord, Completion, Credentials, Credit, NewBlock, NewPlayer, PlayerRecord, PurgeReport, STALE_GUESTS, Sale, SaleRequest, SettleReport,
-    SigningKeyRecord, Store, StoreError, TICKET_COLUMNS, TicketRecord, cents, hashes, json_list, sql_amount,
+    BlockRecord, Completion, Credentials, Credit, DuePlace, NewBlock, NewPlayer, PlayerRecord, PurgeReport, Sale, SaleRequest, SettleReport, SigningKeyRecord,
+    Store, StoreError, TicketRecord, cents, hashes, json_list, plan, sql_amount, why_not_registered,
 };
-use crate::block::{Hash, LotCode, Scheme, lot_of};
+use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
 use crate::payload::Serial;
-use crate::play::{Mode, apply_reveal};
-use crate::rules::Zone;
 use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::names::PlayerName;
 use async_trait::async_trait;
@@ -44,24 +43,54 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-/// What the writer keeps between writes: each block's lots, read once (1.5 MB) and then shared.
-#[derive(Default)]
-struct Lots(LotsByBlock);
+/// A block's lots, from the cache or read once.
+fn lots_of(cache: &LotsCache, conn: &Connection, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, StoreError> {
+    if let Some(lots) = cache.get(emission, block) {
+        return Ok(lots);
+    }
+    let lots = conn.prepare_cached("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2")?.query_row(params![emission, block], |r| r.get(0))?;
+    Ok(cache.keep(emission, block, lots))
+}
 
-impl Lots {
-    fn of(&mut self, conn: &Connection, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, StoreError> {
-        if let Some(lots) = self.0.get(&(emission, block)) {
-            return Ok(lots.clone());
-        }
-        let lots: Vec<LotCode> = conn.query_row("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2", params![emission, block], |r| r.get(0))?;
-        let lots = Arc::new(lots);
-        self.0.insert((emission, block), lots.clone());
-        Ok(lots)
+impl Columns for Row<'_> {
+    fn text(&self, i: usize) -> Result<String, StoreError> {
+        Ok(self.get(i)?)
+    }
+
+    fn int(&self, i: usize) -> Result<i64, StoreError> {
+        Ok(self.get(i)?)
+    }
+
+    fn optional_int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        Ok(self.get(i)?)
+    }
+
+    fn bytes(&self, i: usize) -> Result<Vec<u8>, StoreError> {
+        Ok(self.get(i)?)
     }
 }
 
+/// Every record a statement's rows give (`read` is one of `rows`' readers).
+fn all<T>(
+    statement: &mut rusqlite::CachedStatement<'_>,
+    params: impl rusqlite::Params,
+    read: impl Fn(&Row<'_>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    statement.query_map(params, |r| Ok(read(r)))?.map(|r| r?).collect()
+}
+
+/// The record of the one row a statement gives, if any.
+fn one<T>(
+    statement: &mut rusqlite::CachedStatement<'_>,
+    params: impl rusqlite::Params,
+    read: impl Fn(&Row<'_>) -> Result<T, StoreError>,
+) -> Result<Option<T>, StoreError> {
+    statement.query_row(params, |r| Ok(read(r))).optional()?.transpose()
+}
+
 pub struct SqliteStore {
-    writer: Writer<Lots>,
+    writer: Writer<Arc<LotsCache>>,
+    lots: Arc<LotsCache>,
     readers: r2d2::Pool<SqliteConnectionManager>,
     _checkpointer: checkpoint::Checkpointer,
 }
@@ -103,8 +132,9 @@ impl SqliteStore {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         grow_in_chunks(&conn)?;
         let (checkpointer, finish) = checkpoint::start(path)?;
-        let writer = Writer::start(conn, Lots::default(), move |conn| finish.after_commit(conn))?;
-        Ok(SqliteStore { writer, readers, _checkpointer: checkpointer })
+        let lots = Arc::new(LotsCache::default());
+        let writer = Writer::start(conn, lots.clone(), move |conn| finish.after_commit(conn))?;
+        Ok(SqliteStore { writer, lots, readers, _checkpointer: checkpointer })
     }
 
     /// A read on a pooled connection. Point reads take microseconds, less than handing them to another
@@ -123,8 +153,8 @@ impl SqliteStore {
         .map_err(|e| StoreError::Backend(format!("read task: {e}")))?
     }
 
-    async fn write<T: Send + 'static>(&self, write: impl FnOnce(&Connection, &mut Lots) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
-        self.writer.write(move |WriterContext { conn, state }: &mut WriterContext<Lots>| write(conn, state)).await
+    async fn write<T: Send + 'static>(&self, write: impl FnOnce(&Connection, &LotsCache) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+        self.writer.write(move |WriterContext { conn, state }: &mut WriterContext<Arc<LotsCache>>| write(conn, state)).await
     }
 }
 
@@ -195,29 +225,9 @@ fn credit_wallet(conn: &Connection, player_id: &str, credit: &Credit, now: i64) 
     Ok(())
 }
 
-fn ticket_row(r: &Row) -> rusqlite::Result<TicketRecord> {
-    let mode: String = r.get(5)?;
-    let revealed: String = r.get(7)?;
-    let invalid = |i, what: &str| rusqlite::Error::InvalidColumnType(i, what.into(), rusqlite::types::Type::Text);
-    Ok(TicketRecord {
-        id: r.get(0)?,
-        owner: r.get(1)?,
-        serial: Serial { emission: r.get(2)?, block: r.get(3)?, index: r.get(4)? },
-        mode: Mode::parse(&mode).ok_or_else(|| invalid(5, "mode"))?,
-        lot: Cents(r.get(6)?),
-        revealed: serde_json::from_str(&revealed).map_err(|_| invalid(7, "revealed"))?,
-        sold_at: r.get(8)?,
-        credited_at: r.get(9)?,
-        finished_at: r.get(10)?,
-        revealed_at: serde_json::from_str(&r.get::<_, String>(11)?).map_err(|_| invalid(11, "revealed_at"))?,
-    })
-}
-
 fn ticket(conn: &Connection, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
-    conn.prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE id = ?1 AND player_id = ?2"))?
-        .query_row(params![ticket_id, player_id], ticket_row)
-        .optional()?
-        .ok_or(StoreError::NotFound("ticket"))
+    let mut find = conn.prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE id = ?1 AND player_id = ?2"))?;
+    one(&mut find, params![ticket_id, player_id], |r| rows::ticket(r))?.ok_or(StoreError::NotFound("ticket"))
 }
 
 /// Replaces a ticket's uncovered zones (and their times) if they are still those of `before`
@@ -254,33 +264,13 @@ fn with_savepoint<T>(conn: &Connection, work: impl FnOnce() -> Result<T, StoreEr
     result
 }
 
-fn block_row(r: &Row) -> rusqlite::Result<BlockRecord> {
-    Ok(BlockRecord {
-        emission: r.get(0)?,
-        block: r.get(1)?,
-        size: r.get(2)?,
-        sold: r.get(3)?,
-        seed: r.get(4)?,
-        root: r.get(5)?,
-        design_hash: r.get(6)?,
-        closed_at: r.get(7)?,
-        scheme: Scheme::from_number(r.get(8)?).ok_or_else(|| rusqlite::Error::IntegralValueOutOfRange(8, 0))?,
-    })
-}
-
-const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at, b.scheme \
-                           FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
-
 // ---- the sale ------------------------------------------------------------------------------------
 
-fn sell(conn: &Connection, lots: &mut Lots, r: &SaleRequest) -> Result<Sale, StoreError> {
+fn sell(conn: &Connection, lots: &LotsCache, r: &SaleRequest) -> Result<Sale, StoreError> {
     let wallet = Account::Wallet(&r.player_id);
     let replay = |conn: &Connection| -> Result<Option<Sale>, StoreError> {
-        let Some(ticket) = conn
-            .prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 AND idempotency_key = ?2"))?
-            .query_row(params![r.player_id, r.idempotency_key], ticket_row)
-            .optional()?
-        else {
+        let mut find = conn.prepare_cached(&format!("SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 AND idempotency_key = ?2"))?;
+        let Some(ticket) = one(&mut find, params![r.player_id, r.idempotency_key], |r| rows::ticket(r))? else {
             return Ok(None);
         };
         if ticket.mode != r.mode {
@@ -302,7 +292,9 @@ fn sell(conn: &Connection, lots: &mut Lots, r: &SaleRequest) -> Result<Sale, Sto
         .optional()?;
     let (emission, block, index) = slot.ok_or(StoreError::SoldOut)?;
     let lot = lot_of(
-        *lots.of(conn, emission, block)?.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?,
+        *lots_of(lots, conn, emission, block)?
+            .get(index as usize)
+            .ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?,
     );
     let inserted = conn
         .prepare_cached(
@@ -332,65 +324,26 @@ fn balance_or_zero(conn: &Connection, account: &Account) -> Result<Cents, StoreE
 
 // ---- the ledger check's facts --------------------------------------------------------------------
 
-fn ledger_facts(conn: &Connection) -> Result<LedgerFacts, StoreError> {
-    let accounts = conn
-        .prepare(
-            "SELECT a.id, a.kind, a.balance, COALESCE(c.total, 0) - COALESCE(d.total, 0) FROM accounts a \
-             LEFT JOIN (SELECT credit AS id, SUM(amount) AS total FROM transfers GROUP BY credit) c ON c.id = a.id \
-             LEFT JOIN (SELECT debit AS id, SUM(amount) AS total FROM transfers GROUP BY debit) d ON d.id = a.id ORDER BY a.id",
-        )?
-        .query_map([], |r| Ok(AccountFacts { id: r.get(0)?, kind: r.get(1)?, stored: r.get(2)?, from_transfers: r.get(3)? }))?
-        .collect::<Result<Vec<_>, _>>()?;
-    let transfers: u64 = conn.query_row("SELECT COUNT(*) FROM transfers", [], |r| r.get(0))?;
+fn ledger_facts(conn: &Connection, lots: &LotsCache) -> Result<LedgerFacts, StoreError> {
+    let sums = conn.prepare(sql::TRANSFER_SUMS)?.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+    let stored = conn.prepare("SELECT id, balance FROM accounts")?.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+    let transfers = conn.query_row(sql::TRANSFER_COUNT, [], |r| r.get(0))?;
+    let sales: Vec<(u32, u32, u64)> = conn.prepare(sql::BLOCK_SALES)?.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
     let mut blocks = Vec::new();
-    let block_list: Vec<(u32, u32, u64)> = conn
-        .prepare("SELECT emission, block, sold FROM block_sales ORDER BY emission, block")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    for (emission, block, sold) in block_list {
-        let lots: Vec<LotCode> = conn.query_row("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2", params![emission, block], |r| r.get(0))?;
-        let (mut tickets, mut owed, mut lot_mismatches, mut indices) = (0u64, 0i64, 0u64, Vec::new());
-        let mut rows = conn.prepare("SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = ?1 AND block = ?2")?;
-        let mut rows = rows.query(params![emission, block])?;
-        while let Some(row) = rows.next()? {
-            let (index, lot, owing): (u32, i64, bool) = (row.get(0)?, row.get(1)?, row.get(2)?);
-            tickets += 1;
-            owed += if owing { lot } else { 0 };
-            let committed = lots.get(index as usize).map(|&code| lot_of(code));
-            lot_mismatches += u64::from(committed.map(|c| c.0 as i64) != Some(lot));
-            indices.push(index);
+    for (emission, block, sold) in sales {
+        let mut tally = BlockTally::new(lots_of(lots, conn, emission, block)?);
+        let mut tickets = conn.prepare(sql::BLOCK_TICKETS)?;
+        let mut tickets = tickets.query(params![emission, block])?;
+        while let Some(t) = tickets.next()? {
+            tally.add(t.get(0)?, t.get(1)?, t.get(2)?);
         }
-        let committed =
-            ledger::committed_total(&lots, indices).ok_or_else(|| StoreError::Backend(format!("E{emission}-B{block}: a ticket beyond the block")))?;
-        let account_balance = |account: Account| -> Result<i64, StoreError> {
-            Ok(conn.query_row("SELECT balance FROM accounts WHERE id = ?1", [account.id()], |r| r.get(0)).optional()?.unwrap_or(0))
-        };
-        blocks.push(BlockFacts {
-            emission,
-            block,
-            sold,
-            tickets,
-            stakes_balance: account_balance(Account::Stakes { emission, block })?,
-            prizes_balance: account_balance(Account::Prizes { emission, block })?,
-            owed,
-            committed: sql_amount(committed)?,
-            lot_mismatches,
-        });
+        blocks.push(tally.facts(emission, block, sold, &stored)?);
     }
-    let price = sql_amount(TICKET_PRICE)?;
-    let tickets_without_one_stake = conn.query_row(
-        "SELECT COUNT(*) FROM tickets t WHERE (SELECT COUNT(*) FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount = ?1) <> 1 \
-            OR EXISTS (SELECT 1 FROM transfers s WHERE s.ticket_id = t.id AND s.kind = 'stake' AND s.amount <> ?1)",
-        [price],
-        |r| r.get(0),
-    )?;
-    let tickets_with_wrong_win = conn.query_row(
-        "SELECT COUNT(*) FROM tickets t LEFT JOIN transfers w ON w.ticket_id = t.id AND w.kind = 'win' \
-         WHERE (t.credited_at IS NOT NULL AND t.lot_cents > 0) <> (w.id IS NOT NULL) OR w.amount <> t.lot_cents",
-        [],
-        |r| r.get(0),
-    )?;
-    Ok(LedgerFacts { accounts, transfers, blocks, tickets_without_one_stake, tickets_with_wrong_win })
+    let mut counts = ledger::Counts::default();
+    for (count, query) in counts.iter_mut().zip(sql::ledger_counts()) {
+        *count = conn.query_row(&query, [], |r| r.get(0))?;
+    }
+    Ok(LedgerFacts::new(ledger::accounts(sums, &stored), transfers, blocks, counts))
 }
 
 #[async_trait]
@@ -521,21 +474,13 @@ impl Store for SqliteStore {
     async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError> {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
         self.write(move |conn, _| {
-            let mut t = ticket(conn, &player_id, &ticket_id)?;
-            if t.finished_at.is_some() {
-                return Err(StoreError::Finished);
+            let t = ticket(conn, &player_id, &ticket_id)?;
+            let Some(after) = plan::reveal(&t, &zones, now)? else { return Ok(t) };
+            // The writer runs one write at a time, so the list read above is still current.
+            if !set_revealed(conn, &t, &after, None)? {
+                return Err(StoreError::Backend("the ticket changed under a reveal".into()));
             }
-            let mut revealed = t.revealed.clone();
-            apply_reveal(t.mode, &mut revealed, &zones)?;
-            if revealed != t.revealed {
-                // The writer runs one write at a time, so the list read above is still current.
-                let after = t.uncovered(revealed, now);
-                if !set_revealed(conn, &t, &after, None)? {
-                    return Err(StoreError::Backend("the ticket changed under a reveal".into()));
-                }
-                t = after;
-            }
-            Ok(t)
+            Ok(after)
         })
         .await
     }
@@ -544,15 +489,7 @@ impl Store for SqliteStore {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
         self.write(move |conn, _| {
             let t = ticket(conn, &player_id, &ticket_id)?;
-            if t.finished_at.is_some() {
-                return Err(StoreError::Finished);
-            }
-            let missing: Vec<usize> = (0..Zone::ALL.len()).filter(|z| !t.revealed.contains(z)).collect();
-            if t.mode == Mode::Jouez && !missing.is_empty() {
-                return Err(StoreError::ZonesLeft(missing));
-            }
-            let all: Vec<usize> = t.revealed.iter().copied().chain(missing).collect();
-            if !set_revealed(conn, &t, &t.uncovered(all, now), Some(now))? {
+            if !set_revealed(conn, &t, &plan::completion(&t, now)?, Some(now))? {
                 return Err(StoreError::Backend("the ticket changed under its completion".into()));
             }
             credit_win(conn, &t.id, now)?;
@@ -565,15 +502,13 @@ impl Store for SqliteStore {
         self.write(move |conn, _| {
             let sessions = conn.prepare_cached("DELETE FROM sessions WHERE expires_at <= ?1")?.execute([now])?;
             let stale: Vec<String> = conn
-                .prepare_cached(STALE_GUESTS)?
+                .prepare_cached(sql::STALE_GUESTS)?
                 .query_map(params![stale_before, i64::try_from(limit).unwrap_or(i64::MAX)], |r| r.get(0))?
                 .collect::<Result<_, _>>()?;
             let mut guests = 0;
             for id in stale {
                 let wallet = Account::Wallet(&id).id();
-                let given: i64 = conn
-                    .prepare_cached("SELECT COALESCE(SUM(amount), 0) FROM transfers WHERE kind = 'demo' AND credit = ?1")?
-                    .query_row([&wallet], |r| r.get(0))?;
+                let given: i64 = conn.prepare_cached(sql::DEMO_GIVEN)?.query_row([&wallet], |r| r.get(0))?;
                 // Only what demo money gave the wallet is in it (no ticket, no real money): else keep it.
                 if balance(conn, &Account::Wallet(&id))? != cents(given)? {
                     continue;
@@ -588,18 +523,14 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn settle_due(&self, sold_before: i64, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
+    async fn settle_due(&self, sold_before: i64, after: Option<DuePlace>, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
         self.write(move |conn, _| {
-            let due: Vec<String> = conn
-                .prepare_cached("SELECT id FROM tickets WHERE credited_at IS NULL AND sold_at <= ?1 ORDER BY sold_at LIMIT ?2")?
-                .query_map(params![sold_before, limit], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            let mut report = SettleReport { examined: due.len(), ..SettleReport::default() };
-            for id in due {
-                match with_savepoint(conn, || credit_win(conn, &id, now)) {
-                    Ok(credited) => report.settled += usize::from(credited),
-                    Err(e) => report.failed.push((id, e.to_string())),
-                }
+            let (after_sold, after_id) = DuePlace::start(after);
+            let due = all(&mut conn.prepare_cached(sql::DUE_TICKETS)?, params![sold_before, after_sold, after_id, limit], |r| rows::due_place(r))?;
+            let mut report = SettleReport::default();
+            for place in due {
+                let settled = with_savepoint(conn, || credit_win(conn, &place.ticket_id, now));
+                report.count(place, settled);
             }
             Ok(report)
         })
@@ -627,12 +558,10 @@ impl Store for SqliteStore {
                     .optional()?
                     .ok_or(StoreError::NotFound("ticket"))?,
             };
-            Ok(conn
-                .prepare_cached(&format!(
-                    "SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 AND (sold_at, rowid) < (?2, ?3) ORDER BY sold_at DESC, rowid DESC LIMIT ?4"
-                ))?
-                .query_map(params![player_id, cursor.0, cursor.1, limit], ticket_row)?
-                .collect::<Result<_, _>>()?)
+            let mut page = conn.prepare_cached(&format!(
+                "SELECT {TICKET_COLUMNS} FROM tickets WHERE player_id = ?1 AND (sold_at, rowid) < (?2, ?3) ORDER BY sold_at DESC, rowid DESC LIMIT ?4"
+            ))?;
+            all(&mut page, params![player_id, cursor.0, cursor.1, limit], |r| rows::ticket(r))
         })
         .await
     }
@@ -676,18 +605,13 @@ impl Store for SqliteStore {
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.read(true, |conn| {
-            Ok(conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?.query_map([], block_row)?.collect::<Result<_, _>>()?)
-        })
-        .await
+        self.read(true, |conn| all(&mut conn.prepare_cached(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"))?, [], |r| rows::block(r))).await
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
         self.read(false, move |conn| {
-            conn.prepare_cached(&format!("{BLOCK_QUERY} WHERE b.emission = ?1 AND b.block = ?2"))?
-                .query_row(params![emission, block], block_row)
-                .optional()?
-                .ok_or(StoreError::NotFound("block"))
+            let mut find = conn.prepare_cached(&format!("{BLOCK_QUERY} WHERE b.emission = ?1 AND b.block = ?2"))?;
+            one(&mut find, params![emission, block], |r| rows::block(r))?.ok_or(StoreError::NotFound("block"))
         })
         .await
     }
@@ -727,9 +651,10 @@ impl Store for SqliteStore {
 
     async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
         // One read transaction: every fact comes from the same snapshot, even while the server sells.
-        self.read(true, |conn| {
+        let lots = self.lots.clone();
+        self.read(true, move |conn| {
             conn.execute_batch("BEGIN")?;
-            let facts = ledger_facts(conn);
+            let facts = ledger_facts(conn, &lots);
             conn.execute_batch("COMMIT")?;
             facts
         })
