@@ -38,7 +38,9 @@ test: dist
 test-suites:
 	cargo fmt --check
 	cargo clippy --locked --all-targets -- -D warnings
-	cargo clippy --locked --all-targets --target wasm32-unknown-unknown --features preview,verify -- -D warnings
+	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins -- -D warnings
+	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --test web --features preview -- -D warnings
+	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --features verify -- -D warnings
 	cargo test --locked -- --include-ignored
 	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --features preview --test web
 	cargo build --release --locked

@@ -10,6 +10,7 @@ mod cli {
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
     use vegas::money::Cents;
     use vegas::server::store::ledger;
+    use vegas::server::store::sqlite::Opening;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
     use vegas::server::{AppState, Config, Database, blocks, limits, now, printer, qa_deck};
 
@@ -227,20 +228,20 @@ mod cli {
                     Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
                     None => DEFAULT_DESIGN_TOML.to_owned(),
                 };
-                let emission = blocks::create_emission(&*database.open().await?, &text, n).await?;
+                let emission = blocks::create_emission(&*database.open(Opening::Beside).await?, &text, n).await?;
                 println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::List } => {
                 println!("{:>8} {:>5} {:>9} {:>6}  root", "emission", "block", "sold", "state");
-                for b in database.open().await?.blocks().await.map_err(|e| e.to_string())? {
+                for b in database.open(Opening::Beside).await?.blocks().await.map_err(|e| e.to_string())? {
                     let state = if b.closed_at.is_some() { "closed" } else { "open" };
                     println!("{:>8} {:>5} {:>9} {:>6}  {}", b.emission, b.block, b.sold, state, vegas::block::hex(&b.root));
                 }
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::Audit { emission, block } } => {
-                let report = blocks::audit_stored(&*database.open().await?, emission, block).await?;
+                let report = blocks::audit_stored(&*database.open(Opening::Beside).await?, emission, block).await?;
                 println!("block E{emission}-B{block}: {} tickets, audit passed", report.tickets);
                 for (lot, count) in report.counts.iter().rev() {
                     println!("  {count:>9} × {lot}");
@@ -250,7 +251,7 @@ mod cli {
                 Ok(())
             }
             Command::Ledger { command: LedgerCommand::Check } => {
-                let facts = database.open().await?.ledger_facts().await.map_err(|e| e.to_string())?;
+                let facts = database.open(Opening::Beside).await?.ledger_facts().await.map_err(|e| e.to_string())?;
                 match ledger::check(facts) {
                     Ok(report) => {
                         print!("{report}");
@@ -260,7 +261,7 @@ mod cli {
                 }
             }
             Command::Wallet { command } => {
-                let store = database.open().await?;
+                let store = database.open(Opening::Beside).await?;
                 let (WalletCommand::Credit(request) | WalletCommand::Debit(request)) = &command;
                 if request.amount.is_zero() || request.reason.trim().is_empty() {
                     return Err("give an amount above zero and a reason".into());
@@ -278,12 +279,12 @@ mod cli {
             }
             Command::Verify { document, ticket } => verify(&document, ticket),
             Command::Migrate => {
-                database.open().await?;
+                database.open(Opening::Beside).await?;
                 println!("the store's schema is up to date");
                 Ok(())
             }
             Command::Keys { command } => {
-                let store = database.open().await?;
+                let store = database.open(Opening::Beside).await?;
                 if let KeysCommand::Rotate = command {
                     let key = printer::new_signing_key(now());
                     println!(

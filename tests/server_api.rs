@@ -16,6 +16,7 @@ use vegas::block::{from_hex, merkle};
 use vegas::payload::{Jwks, verify};
 use vegas::rules::prize_table::BLOCK_SIZE;
 use vegas::server::limits::Rate;
+use vegas::server::store::sqlite::Opening;
 use vegas::server::store::{Store, ledger};
 use vegas::server::{AppState, Config, Database, blocks, open_store};
 
@@ -29,7 +30,7 @@ fn template() -> &'static Path {
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime.block_on(async {
-                let store = open_store(&made).unwrap();
+                let store = open_store(&made, Opening::Beside).unwrap();
                 blocks::create_emission(&store, vegas::composer::design::DEFAULT_DESIGN_TOML, 2).await.unwrap();
             });
         })

@@ -13,7 +13,7 @@ use vegas::rules::{Surface, Zone};
 use vegas::server::names::{PlayerName, key_of};
 use vegas::server::store::ledger::{self, LedgerReport};
 use vegas::server::store::postgres::PostgresStore;
-use vegas::server::store::sqlite::SqliteStore;
+use vegas::server::store::sqlite::{Opening, SqliteStore};
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
 
 /// A store under test, with whatever keeps it alive and a way behind its back to its books.
@@ -34,7 +34,7 @@ impl Backend {
         // Always at hand: `Option` only to be called as `postgres` is.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("vegas.sqlite3");
-        let store = SqliteStore::open(&path).unwrap();
+        let store = SqliteStore::open(&path, Opening::Server).unwrap();
         Some(Backend { store: Arc::new(store), books: Books::Sqlite(path), _guard: Box::new(dir) })
     }
 
@@ -559,7 +559,7 @@ async fn a_store_from_before_migrations_is_migrated_on_open() {
         )
         .unwrap();
     }
-    let store = SqliteStore::open(&path).unwrap();
+    let store = SqliteStore::open(&path, Opening::Server).unwrap();
     assert_eq!(balance(&store, "p-1").await, Cents(10_000 - 900 + 300));
     let report = ledger_passes(&store).await;
     let b = &report.blocks[0];
@@ -571,7 +571,7 @@ async fn a_store_from_before_migrations_is_migrated_on_open() {
     assert_eq!(store.complete("p-1", "t-2", NOW).await, Err(StoreError::ZonesLeft((0..12).collect())));
     drop(store);
     // Opening again applies nothing twice.
-    let store = SqliteStore::open(&path).unwrap();
+    let store = SqliteStore::open(&path, Opening::Server).unwrap();
     ledger_passes(&store).await;
 }
 

@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use store::Store;
-use store::sqlite::SqliteStore;
+use store::sqlite::{Opening, SqliteStore};
 use tower_governor::GovernorLayer;
 use tower_http::CompressionLevel;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -68,9 +68,9 @@ impl Database {
         }
     }
 
-    pub async fn open(&self) -> Result<Arc<dyn Store>, String> {
+    pub async fn open(&self, opening: Opening) -> Result<Arc<dyn Store>, String> {
         match self {
-            Database::Sqlite(data_dir) => Ok(Arc::new(open_store(data_dir)?)),
+            Database::Sqlite(data_dir) => Ok(Arc::new(open_store(data_dir, opening)?)),
             Database::Postgres { url, connections } => {
                 Ok(Arc::new(store::postgres::PostgresStore::connect(url, *connections).await.map_err(|e| format!("cannot open the store: {e}"))?))
             }
@@ -162,14 +162,14 @@ impl std::ops::Deref for AppState {
 /// Opens the embedded store of a data directory (creating the directory), migrating it if need be.
 /// The directory holds secrets (the open blocks' seeds decide every unsold ticket; password and
 /// session hashes; an old signing key): it is made owner-only, and refused if anyone else may read it.
-pub fn open_store(data_dir: &std::path::Path) -> Result<SqliteStore, String> {
+pub fn open_store(data_dir: &std::path::Path, opening: Opening) -> Result<SqliteStore, String> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
     let database = data_dir.join(store::sqlite::FILE_NAME);
     // Made owner-only before SQLite opens it; SQLite gives its -wal and -shm files the same mode.
     std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&database).map_err(|e| format!("cannot create {}: {e}", database.display()))?;
     check_private(data_dir)?;
-    SqliteStore::open(&database).map_err(|e| format!("cannot open the store: {e}"))
+    SqliteStore::open(&database, opening).map_err(|e| format!("cannot open the store: {e}"))
 }
 
 /// Refuses a data directory, or a store file in it (the database, its -wal and -shm, an old key file),
@@ -195,7 +195,7 @@ fn check_private(data_dir: &std::path::Path) -> Result<(), String> {
 
 impl AppState {
     pub async fn open(config: Config) -> Result<AppState, String> {
-        let store = config.database.open().await?;
+        let store = config.database.open(Opening::Server).await?;
         // A data directory from before keys lived in the store brings its key along.
         let first_key = match &config.database {
             Database::Sqlite(data_dir) => auth::key_file(data_dir)?,

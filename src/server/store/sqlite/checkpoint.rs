@@ -49,23 +49,28 @@ fn passive(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
 }
 
-/// Copies into the database whatever WAL a crash left, and empties it, before the server takes any
-/// request. After a crash SQLite rebuilds the WAL's index by reading it all and takes none of it as
-/// copied yet: left to the checkpointer, up to [`RESTART_FRAMES`] frames would be copied and fsynced
-/// again while players buy, holding up their commits for seconds; here it delays only the start.
-pub fn after_crash(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+/// The size of the database's write-ahead log, 0 if there is none: a process that closes the store last
+/// copies its WAL back and deletes it, so a WAL found before opening was left by a crash (or belongs to
+/// a process still running).
+pub fn wal_bytes(path: &Path) -> u64 {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
-    let left = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    std::fs::metadata(&wal).map_or(0, |m| m.len())
+}
+
+/// Copies into the database the `left` bytes of WAL a crash left, and empties it, before the server
+/// takes any request. After a crash SQLite rebuilds the WAL's index by reading it all and takes none of
+/// it as copied yet: left to the checkpointer, up to [`RESTART_FRAMES`] frames would be copied and
+/// fsynced again while players buy, holding up their commits for seconds; here it delays only the
+/// start. Only the server does this: a command beside a running server must not hold up its writer.
+pub fn after_crash(conn: &Connection, left: u64) {
     let started = std::time::Instant::now();
-    let blocked: bool = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
-    if blocked {
-        return Err(StoreError::Backend("another process holds the database: cannot empty its WAL".into()));
+    match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, bool>(0)) {
+        Ok(false) => tracing::info!(wal_bytes = left, elapsed_ms = started.elapsed().as_millis() as u64, "copied the WAL a crash left into the database"),
+        // Another process (a command run meanwhile) reads the database: the checkpointer copies the WAL.
+        Ok(true) => tracing::warn!(wal_bytes = left, "another process holds the database: the WAL a crash left is copied as the server runs"),
+        Err(e) => tracing::warn!(wal_bytes = left, error = %e, "the WAL a crash left could not be copied now; the checkpointer will"),
     }
-    if left > 0 {
-        tracing::info!(wal_bytes = left, elapsed_ms = started.elapsed().as_millis() as u64, "copied the WAL a crash left into the database");
-    }
-    Ok(())
 }
 
 pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {

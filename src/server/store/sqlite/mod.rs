@@ -105,9 +105,20 @@ fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Who opens the store, which decides what is done with a write-ahead log found on opening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// The server: a WAL there is what a crash left, copied into the database before any request.
+    Server,
+    /// A command run beside a server that may be selling: the WAL is the server's, left to it.
+    Beside,
+}
+
 impl SqliteStore {
     /// Opens (creating if need be) the store in `path`, migrating its schema to the newest version.
-    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+    pub fn open(path: &Path, opening: Opening) -> Result<SqliteStore, StoreError> {
+        // Measured before this connection writes to the WAL: what is there now, an earlier process left.
+        let left = checkpoint::wal_bytes(path);
         let mut conn = Connection::open(path)?;
         // A sale changes a few rows at random places (the buyer's wallet, the buyer's index entries):
         // SQLite writes each changed page whole to the WAL, so small pages write less. Only a new
@@ -117,7 +128,9 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         migrate(&mut conn)?;
-        checkpoint::after_crash(&conn, path)?;
+        if opening == Opening::Server && left > 0 {
+            checkpoint::after_crash(&conn, left);
+        }
         configure(&conn, 16)?;
         let manager = SqliteConnectionManager::file(path).with_init(|c| {
             configure(c, 1)?;
