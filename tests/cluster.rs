@@ -16,6 +16,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use support::http::Retrying;
 use support::process::{ServerProcess, private_dir, vegas};
@@ -41,9 +42,10 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     let mut servers: Vec<ServerProcess> = (0..INSTANCES).map(|_| ServerProcess::start(&data, &["--demo", "--database", &url, "--connections", "8"])).collect();
     let shop = Arc::new(Retrying::new(servers.iter().map(ServerProcess::base).collect()));
 
+    let answered = Arc::new(AtomicUsize::new(0));
     let mut players = tokio::task::JoinSet::new();
     for p in 0..PLAYERS {
-        let shop = shop.clone();
+        let (shop, answered) = (shop.clone(), answered.clone());
         players.spawn(async move {
             let (_, body) = shop.until_answered(p, |base| shop.http.post(format!("{base}/api/guest"))).await;
             let token = body["token"].as_str().unwrap().to_owned();
@@ -57,16 +59,23 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
                 let (status, body) = shop.until_answered(p + n, buy).await;
                 assert!(status == StatusCode::CREATED || status == StatusCode::OK, "{status}: {body}");
                 acknowledged.insert(key, body["ticket"].clone());
+                answered.fetch_add(1, Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(60)).await;
             }
             (token, acknowledged)
         });
     }
 
-    // Mid-run: one instance dies without warning, then the database crashes and comes back.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Mid-run: one instance dies without warning once a third of the purchases are answered, then the
+    // database crashes and comes back at half (placed by what happened, not by the clock).
+    let answered_reach = async |share: usize| {
+        while answered.load(Ordering::Relaxed) < PLAYERS * TICKETS_EACH / share {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    };
+    answered_reach(3).await;
     servers[INSTANCES - 1].kill();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    answered_reach(2).await;
     let restart = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/cluster.sh")).args(["crash-restart", &pgdata]).output().unwrap();
     assert!(restart.status.success(), "{}", String::from_utf8_lossy(&restart.stderr));
     let results = players.join_all().await;
