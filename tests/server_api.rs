@@ -82,6 +82,7 @@ async fn default_server() -> Server {
     server(Duration::from_secs(3600)).await
 }
 
+#[derive(Clone)]
 struct Player {
     token: String,
 }
@@ -572,18 +573,20 @@ async fn many_players_buying_at_once_never_share_a_ticket_or_lose_a_cent() {
         let s = s.clone();
         tasks.push(tokio::spawn(async move {
             let p = s.guest().await;
-            let buys = (0..each).map(|i| {
-                let (s, p) = (&s, &p);
-                async move {
-                    let (status, body) = s.buy(p, if i % 2 == 0 { "auto" } else { "jouez" }, &format!("c{n}-{i}")).await;
+            // Each player's purchases at once too, each on a task of its own.
+            let mut buys = tokio::task::JoinSet::new();
+            for i in 0..each {
+                let (s, p) = (s.clone(), p.clone());
+                buys.spawn(async move {
+                    let (status, body) = s.buy(&p, if i % 2 == 0 { "auto" } else { "jouez" }, &format!("c{n}-{i}")).await;
                     assert_eq!(status, StatusCode::CREATED, "{body}");
                     if i % 2 == 0 {
                         let id = body["ticket"]["id"].as_str().unwrap();
-                        assert_eq!(s.call(p, M::POST, &format!("/api/tickets/{id}/complete"), None).await.0, StatusCode::OK);
+                        assert_eq!(s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await.0, StatusCode::OK);
                     }
-                }
-            });
-            futures_join_all(buys).await;
+                });
+            }
+            buys.join_all().await;
         }));
     }
     for t in tasks {
@@ -595,17 +598,6 @@ async fn many_players_buying_at_once_never_share_a_ticket_or_lose_a_cent() {
     let db = s.db();
     let distinct: i64 = db.query_row("SELECT COUNT(DISTINCT emission || '-' || block || '-' || idx) FROM tickets", [], |r| r.get(0)).unwrap();
     assert_eq!(distinct, (players * each) as i64, "no ticket sold twice");
-}
-
-/// Runs futures concurrently on this task (a tiny join_all, to keep `futures` out of the dependencies).
-async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl IntoIterator<Item = F>) {
-    let mut set = Vec::new();
-    for f in futures {
-        set.push(Box::pin(f));
-    }
-    for f in set {
-        f.await;
-    }
 }
 
 #[tokio::test]
