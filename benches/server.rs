@@ -91,7 +91,10 @@ struct Load {
 
 impl Load {
     fn new(server: &ServerProcess) -> Load {
-        Load { http: Client::builder().pool_max_idle_per_host(1024).build().unwrap(), base: server.base() }
+        // Idle connections are dropped well before the server closes them (`Keep-Alive: timeout=9`), so
+        // that no purchase is sent on a connection the server is closing.
+        let http = Client::builder().pool_max_idle_per_host(1024).pool_idle_timeout(Duration::from_secs(5)).build().unwrap();
+        Load { http, base: server.base() }
     }
 
     async fn guest(&self) -> String {

@@ -489,6 +489,7 @@ async fn serves_health_keys_and_security_headers() {
     let csp = r.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(r.headers()["keep-alive"], "timeout=9", "clients are told to drop an idle connection before the server does (10 s)");
     let jwks = s.jwks().await;
     assert_eq!(jwks.keys.len(), 1);
 }

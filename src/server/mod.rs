@@ -46,6 +46,13 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
 
+/// `Keep-Alive: timeout=…`: how long an idle connection may wait for its next request, a second under
+/// when the server closes it (`Timeouts::header`), so that a client that keeps to it never sends a
+/// request on a connection the server is closing.
+fn keep_alive(closed_after: Duration) -> HeaderValue {
+    HeaderValue::from_str(&format!("timeout={}", closed_after.as_secs().saturating_sub(1).max(1))).expect("an ASCII header")
+}
+
 /// Largest request body accepted: the largest legitimate request (a reveal list) is far below it.
 pub const BODY_LIMIT: usize = 16 * 1024;
 
@@ -290,6 +297,7 @@ pub fn router(state: AppState) -> Router {
         // What was not compressed at build (API answers, an app built without it) is, cheaply.
         .layer(CompressionLayer::new().quality(CompressionLevel::Precise(5)))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, csp))
+        .layer(SetResponseHeaderLayer::overriding(HeaderName::from_static("keep-alive"), keep_alive(timeouts.header)))
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .layer(header(header::X_FRAME_OPTIONS, "DENY"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))

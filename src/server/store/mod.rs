@@ -396,3 +396,25 @@ pub trait Store: Send + Sync {
     /// Adds a signing key (a key already there is left as it is).
     async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError>;
 }
+
+#[cfg(test)]
+mod tests {
+    /// The versions and names of a folder of migrations, in order.
+    fn migrations(backend: &str) -> Vec<String> {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server/store").join(backend).join("migrations");
+        let mut names: Vec<String> = std::fs::read_dir(&folder).unwrap().map(|entry| entry.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort_by_key(|name| name.trim_start_matches('V').split('_').next().unwrap().parse::<u32>().unwrap());
+        names
+    }
+
+    /// Both backends are one schema in two dialects: a version added to one is added to the other, under
+    /// the same name, and versions follow one another from 1.
+    #[test]
+    fn both_backends_list_the_same_migrations() {
+        let (sqlite, postgres) = (migrations("sqlite"), migrations("postgres"));
+        assert_eq!(sqlite, postgres);
+        for (n, name) in sqlite.iter().enumerate() {
+            assert!(name.starts_with(&format!("V{}__", n + 1)) && name.ends_with(".sql"), "{name} is not version {}", n + 1);
+        }
+    }
+}
