@@ -14,6 +14,9 @@
 //!   it, against a run as long with nothing due, both on a server just restarted and warmed up by two
 //!   seconds of the same load; five such pairs, alternating. Target: the median pair adds less than
 //!   10 ms to the p99.
+//! - The operator's commands beside the live server: `vegas ledger check` and `vegas wallet credit`,
+//!   one after the other, during a paced run, against a paced run as long without them; three pairs.
+//!   Target: each command succeeds, and the median pair adds less than 10 ms to the p99.
 //! - A player with 20 000 tickets buys as fast as a new one.
 //! - With a PostgreSQL server at hand (`make bench-server` starts one, `VEGAS_TEST_DATABASE`), the
 //!   closed loop and a paced run again, through 1 and then 2 instances on it. Target: ≥ 2 000 durable
@@ -67,8 +70,7 @@ impl Run {
     }
 
     fn line(&self) -> String {
-        let errors = if self.errors > 0 { format!("  ({} failed)", self.errors) } else { String::new() };
-        format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}{errors}", self.rate(), ms(self.percentile(0.50)), ms(self.percentile(0.99)))
+        format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}  {} failed", self.rate(), ms(self.percentile(0.50)), ms(self.percentile(0.99)), self.errors)
     }
 }
 
@@ -148,6 +150,78 @@ impl Load {
         let body = r.bytes().await.map_err(|e| e.to_string())?;
         if status == StatusCode::CREATED { Ok(()) } else { Err(format!("{status}: {}", String::from_utf8_lossy(&body))) }
     }
+}
+
+/// How long each run of a pair with and without the operator's commands lasts, and how many pairs.
+const BESIDE_RUN: Duration = Duration::from_secs(10);
+const BESIDE_PAIRS: usize = 3;
+
+/// The operator's commands run beside the server, one after the other with a second between, until
+/// `stop`: each one's time, and those that failed with why.
+fn operator_commands(data: &std::path::Path, player: &str, stop: &std::sync::atomic::AtomicBool) -> (Vec<(&'static str, Duration)>, Vec<String>) {
+    let (mut timed, mut failed) = (Vec::new(), Vec::new());
+    let commands: [(&str, Vec<&str>); 2] = [
+        ("ledger check", vec!["ledger", "check"]),
+        ("wallet credit", vec!["wallet", "credit", "--player", player, "--amount", "1.00", "--reason", "bench: the operator beside the server"]),
+    ];
+    for (name, args) in commands.iter().cycle() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let started = Instant::now();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_vegas")).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().unwrap();
+        timed.push((*name, started.elapsed()));
+        if !output.status.success() {
+            failed.push(format!("{name}: {}", String::from_utf8_lossy(&output.stderr).trim()));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    (timed, failed)
+}
+
+/// Paced runs with the operator's commands beside them against runs as long without; prints each pair
+/// and the median p99 added.
+async fn beside_operator(load: &Arc<Load>, tokens: &[String], data: &std::path::Path, player: &str) {
+    let mut added = Vec::new();
+    let mut clean = true;
+    for pair in 0..BESIDE_PAIRS {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let quiet = paced_for(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("p-quiet-{pair}"), BESIDE_RUN).await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let operator = {
+            let (data, player, stop) = (data.to_owned(), player.to_owned(), stop.clone());
+            tokio::task::spawn_blocking(move || operator_commands(&data, &player, &stop))
+        };
+        let busy = paced_for(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("p-operator-{pair}"), BESIDE_RUN).await;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (timed, failed) = operator.await.unwrap();
+        let difference = busy.percentile(0.99).as_secs_f64() - quiet.percentile(0.99).as_secs_f64();
+        println!("  {:<48} {}", "same, nothing beside", quiet.line());
+        println!("  {:<48} {}", "same, the operator's commands beside", busy.line());
+        let slowest = |name: &str| timed.iter().filter(|(n, _)| *n == name).map(|(_, t)| *t).max().unwrap_or_default();
+        println!(
+            "    {} commands ({} failed), slowest ledger check {}, slowest wallet credit {}; p99 {:+.1} ms against the run before",
+            timed.len(),
+            failed.len(),
+            ms(slowest("ledger check")),
+            ms(slowest("wallet credit")),
+            difference * 1000.0
+        );
+        for why in &failed {
+            println!("    failed: {why}");
+        }
+        clean &= failed.is_empty() && busy.errors == 0 && quiet.errors == 0;
+        added.push(difference);
+    }
+    added.sort_by(f64::total_cmp);
+    let median_added = added[added.len() / 2];
+    println!(
+        "  ledger check and wallet credit beside the server, p99 added (median of {BESIDE_PAIRS} pairs): {:+.1} ms, every command and purchase answered: {} (target < 10 ms: {})",
+        median_added * 1000.0,
+        if clean { "yes" } else { "NO" },
+        verdict(median_added < 0.010 && clean)
+    );
 }
 
 /// Players together buy `rate` tickets a second, each on its own schedule and through instance
@@ -409,6 +483,7 @@ fn main() {
         let sustained = closed500.rate.max(steady.rate());
         let met = sustained >= TARGET_RATE && steady.percentile(0.99) < TARGET_P99 && steady.errors == 0 && closed500.failed == 0;
         println!("  target at 500 players, ≥ 5 000 durable purchases/s with p99 < 25 ms: {}", verdict(met));
+        beside_operator(&load, &tokens, data, &heavy_players[0].1).await;
 
         // Settling is measured on a server just restarted and warmed up, against a run as long on a
         // server restarted and warmed up the same way with nothing due. Pairs of the two alternate, each
