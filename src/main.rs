@@ -112,7 +112,7 @@ mod cli {
 
     #[derive(Subcommand)]
     enum KeysCommand {
-        /// Add a new signing key. Every instance lists it within a minute and signs with it after;
+        /// Add a new signing key. Every instance lists it within 15 s and signs with it after 60 s;
         /// tickets signed with the previous keys still verify.
         Rotate,
         /// Every key, oldest first.

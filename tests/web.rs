@@ -11,15 +11,18 @@ use rand::SeedableRng;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
+use vegas::api::InclusionProof;
 use vegas::api::{TicketState, TicketView};
+use vegas::block::{hex, merkle};
 use vegas::composer::{Design, compose};
 use vegas::gallery::gallery;
 use vegas::money::Cents;
+use vegas::payload::Jwks;
 use vegas::payload::{FORMAT_VERSION, Serial, TicketClaims, TicketSigner};
 use vegas::play::Mode;
 use vegas::rules::Zone;
-use vegas::web::game::open_ticket;
 use vegas::web::scratch_zone::{Props, ScratchZone};
+use vegas::web::trust::{Evidence, open_ticket};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{CanvasRenderingContext2d, Element, HtmlCanvasElement, KeyboardEvent, KeyboardEventInit, PointerEvent, PointerEventInit};
@@ -217,9 +220,35 @@ fn claims_for(lot: Cents) -> TicketClaims {
         serial: Serial { emission: 1, block: 1, index: 42 },
         zones,
         lot_cents: lot,
-        salt: None,
+        salt: Some(hex(&merkle::salt(&[9; 32], 42))),
         qa: false,
     }
+}
+
+/// What the server would give for a ticket: its proof in a block of 1 000 tickets where it sits at
+/// index 42, and that block's root.
+struct Committed {
+    proof: InclusionProof,
+    root: String,
+}
+
+impl Evidence for Committed {
+    async fn fresh_keys(&self) -> Option<Jwks> {
+        None
+    }
+
+    async fn commitment(&self, _: &str, _: u32, _: u32) -> Result<(InclusionProof, String), String> {
+        Ok((self.proof.clone(), self.root.clone()))
+    }
+}
+
+fn committed(claims: &TicketClaims) -> Committed {
+    let salt = vegas::block::from_hex(claims.salt.as_deref().unwrap()).unwrap();
+    let mut leaves: Vec<[u8; 32]> = (0..1_000u32).map(|i| merkle::salt(&[1; 32], i)).collect();
+    leaves[42] = merkle::leaf(&mut Vec::new(), Some(&salt), claims.serial, &claims.zones, claims.lot_cents);
+    let root = hex(&merkle::root(leaves.clone()));
+    let path: Vec<String> = merkle::proof(leaves, 42).iter().map(|h| hex(h)).collect();
+    Committed { proof: InclusionProof { index: 42, leaf_count: 1_000, path }, root }
 }
 
 #[wasm_bindgen_test]
@@ -227,7 +256,8 @@ async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_on
     let signer = TicketSigner::from_secret([3; 32]);
     let claims = claims_for(Cents::euros(50));
     let view = signed_view(&signer, &claims);
-    let game = open_ticket(&view, &signer.jwks()).await.expect("a genuine ticket opens");
+    let evidence = committed(&claims);
+    let game = open_ticket(&view, &signer.jwks(), true, &evidence).await.expect("a genuine ticket opens");
     assert_eq!(game.outcome.lot, Cents::euros(50));
     assert!(game.needs_choice(), "« Jouez » starts with the choice of a surface");
 
@@ -236,7 +266,7 @@ async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_on
     let mut json: serde_json::Value = serde_json::from_slice(&B64.decode(body).unwrap()).unwrap();
     json["lot_cents"] = 4_000_000.into();
     let tampered = TicketView { payload: format!("{header}.{}.{signature}", B64.encode(json.to_string())), ..view.clone() };
-    let refusal = open_ticket(&tampered, &signer.jwks()).await.unwrap_err();
+    let refusal = open_ticket(&tampered, &signer.jwks(), true, &evidence).await.unwrap_err();
     assert!(refusal.starts_with("Ticket refusé"), "{refusal}");
     assert!(refusal.contains("signature"), "{refusal}");
 
@@ -244,23 +274,33 @@ async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_on
     let mut forged = B64.decode(signature).unwrap();
     forged[10] ^= 1;
     let forged = TicketView { payload: format!("{header}.{body}.{}", B64.encode(forged)), ..view.clone() };
-    let refusal = open_ticket(&forged, &signer.jwks()).await.unwrap_err();
+    let refusal = open_ticket(&forged, &signer.jwks(), true, &evidence).await.unwrap_err();
     assert!(refusal.contains("signature does not match"), "{refusal}");
 
     // Signed by a key the server does not publish.
     let foreign = signed_view(&TicketSigner::from_secret([4; 32]), &claims);
-    assert!(open_ticket(&foreign, &signer.jwks()).await.unwrap_err().contains("no published key"));
+    assert!(open_ticket(&foreign, &signer.jwks(), true, &evidence).await.unwrap_err().contains("no published key"));
 
     // Correctly signed, but its symbols do not read its lot: refused all the same.
-    let lying = TicketClaims { lot_cents: Cents::euros(40_000), ..claims };
-    let refusal = open_ticket(&signed_view(&signer, &lying), &signer.jwks()).await.unwrap_err();
+    let lying = TicketClaims { lot_cents: Cents::euros(40_000), ..claims.clone() };
+    let refusal = open_ticket(&signed_view(&signer, &lying), &signer.jwks(), true, &evidence).await.unwrap_err();
     assert!(refusal.contains("symbols read 50,00"), "{refusal}");
+
+    // Genuine and signed, but not where its block committed it: refused.
+    let elsewhere = Committed { root: hex(&[0; 32]), ..committed(&claims) };
+    let refusal = open_ticket(&view, &signer.jwks(), true, &elsewhere).await.unwrap_err();
+    assert!(refusal.starts_with("Ticket refusé"), "{refusal}");
+
+    // A QA deck's test ticket: refused by a real-money page, opened by a demo one.
+    let test_ticket = TicketClaims { qa: true, ..claims };
+    let view = signed_view(&signer, &test_ticket);
+    let refusal = open_ticket(&view, &signer.jwks(), true, &committed(&test_ticket)).await.unwrap_err();
+    assert!(refusal.contains("ticket de test"), "{refusal}");
+    assert!(open_ticket(&view, &signer.jwks(), false, &committed(&test_ticket)).await.is_ok(), "a demo page plays test tickets");
 }
 
 #[wasm_bindgen_test]
 async fn the_browser_checks_a_tickets_proof_against_its_blocks_root_and_refuses_a_tampered_one() {
-    use vegas::api::InclusionProof;
-    use vegas::block::{hex, merkle};
     use vegas::payload::PayloadError;
     use vegas::web::inclusion::check;
     let salt = merkle::salt(&[9; 32], 42);

@@ -1,7 +1,7 @@
 //! The ticket server (native only): axum over a [`store::Store`].
 //!
 //! - [`store`]: the narrow interface to everything persisted, its double-entry [`store::ledger`], and
-//!   its embedded SQLite implementation.
+//!   its two implementations: embedded SQLite (one instance) and PostgreSQL (several).
 //! - [`auth`]: players, guests, sessions (HttpOnly cookie or bearer token), demo deposits.
 //! - [`tickets`]: sale, reveals, completion, history, and the settler of abandoned tickets.
 //! - [`printer`]: a sold ticket's signed payload, printed from its facts and its block's seed.

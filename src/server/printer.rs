@@ -60,7 +60,7 @@ struct Press {
     design: Arc<Design>,
     /// A QA deck's tickets, for its block (see `qa_deck`); `None` for every real block.
     deck: Option<Arc<Vec<Entry>>>,
-    /// Read (or built) on the first proof asked of the block, then kept: about 14 MB.
+    /// Read (or built) on the first proof asked of the block, then kept: about 12 MB (its level 3 and above).
     prover: tokio::sync::OnceCell<ReadyProver>,
 }
 

@@ -5,6 +5,7 @@ pub use crate::api::{CommittedRoot, InclusionProof, Me, TicketAndBalance, Ticket
 use crate::json;
 use crate::payload::Jwks;
 use crate::rules::Zone;
+use crate::rules::prize_table::TICKET_PRICE;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -26,7 +27,7 @@ impl ApiFailure {
     pub fn message_fr(&self) -> String {
         match (self.status, self.code.as_str()) {
             (0, _) => "Connexion au serveur impossible. Vérifiez votre réseau puis réessayez.".into(),
-            (_, "insufficient_funds") => "Solde insuffisant : un ticket coûte 3,00 €.".into(),
+            (_, "insufficient_funds") => format!("Solde insuffisant : un ticket coûte {TICKET_PRICE}."),
             (_, "name_taken") => "Ce nom est déjà pris : choisissez-en un autre.".into(),
             (_, "bad_credentials") => "Nom ou mot de passe incorrect.".into(),
             (_, "rate_limited") => "Trop d'essais : réessayez dans un moment.".into(),

@@ -1,6 +1,7 @@
 //! The buy buttons: « Jouez », « Auto », and « Réessayer l'achat » for a purchase left unanswered.
 
 use crate::play::Mode;
+use crate::rules::prize_table::TICKET_PRICE;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -18,10 +19,10 @@ pub fn controls(props: &ControlsProps) -> Html {
     html! {
         <div class="controls">
             <button class="play jouez" data-testid="play-jouez" disabled={!props.can_buy} onclick={buy(Some(Mode::Jouez))}>
-                { "Jouez" }<small>{ "3,00 € — vous grattez" }</small>
+                { "Jouez" }<small>{ format!("{TICKET_PRICE} — vous grattez") }</small>
             </button>
             <button class="play auto" data-testid="play-auto" disabled={!props.can_buy} onclick={buy(Some(Mode::Auto))}>
-                { "Auto" }<small>{ "3,00 € — tout se découvre" }</small>
+                { "Auto" }<small>{ format!("{TICKET_PRICE} — tout se découvre") }</small>
             </button>
             if props.can_retry {
                 <button class="play retry" data-testid="retry-purchase" onclick={buy(None)}>

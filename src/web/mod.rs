@@ -16,7 +16,7 @@
 //! - [`scratch_zone`]: one canvas scratch zone, its scratching a hook ([`scratch_zone::use_scratch`]).
 //! - [`api`]: the ticket server's API.
 //!
-//! Every ticket is verified ([`game::open_ticket`]) — signature against the JWKS, lot re-read by the
+//! Every ticket is verified ([`trust::open_ticket`]) — signature against the JWKS, lot re-read by the
 //! shared evaluator — before anything of it is drawn; the preview goes through the same check with a
 //! throw-away key.
 
@@ -26,6 +26,7 @@ pub mod controls;
 pub mod game;
 pub mod history;
 pub mod inclusion;
+pub mod local;
 pub mod model;
 #[cfg(feature = "preview")]
 pub mod preview;
@@ -33,7 +34,9 @@ pub mod result;
 pub mod scratch_zone;
 pub mod signature;
 pub mod sound;
+pub mod sync;
 pub mod ticket;
+pub mod trust;
 #[cfg(feature = "verify")]
 pub mod verify;
 pub mod wallet;

@@ -2,8 +2,9 @@
 //! renders and its server tasks dispatch to.
 
 use super::api::TicketView;
+use super::local::PendingPurchase;
 use crate::payload::Jwks;
-use crate::play::{Action, Game, Mode};
+use crate::play::{Action, Game};
 use crate::rules::Surface;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -33,7 +34,10 @@ pub struct Model {
     /// A finished ticket looked at again.
     pub recall: Option<Recall>,
     /// A purchase the server has not answered yet: the player may only retry it.
-    pub pending_purchase: Option<Mode>,
+    pub pending_purchase: Option<PendingPurchase>,
+    /// How many of each game's uncovered zones the server has recorded, for the game on screen and
+    /// the one a recall goes back to.
+    pub recorded: Vec<(String, usize)>,
     /// The network failed under play: the game goes on and is sent again until the server has it.
     pub reconnecting: bool,
 }
@@ -64,8 +68,17 @@ pub enum Msg {
     Recall(TicketView),
     /// « Retour au jeu »: the game the player had before the recall.
     EndRecall,
-    /// A verified ticket to show (boxed: a ticket is far larger than the other messages).
-    Open(Box<Game>),
+    /// A verified ticket to show (boxed: a ticket is far larger than the other messages), and how many
+    /// of its uncovered zones the server has.
+    Open {
+        game: Box<Game>,
+        recorded: usize,
+    },
+    /// The server has recorded this many of the ticket's uncovered zones, in order.
+    Recorded {
+        ticket: String,
+        zones: usize,
+    },
     /// A move in the game of this ticket: the one on screen, or the one a recall keeps to go back to
     /// (« Auto » goes on behind a recall).
     Play(String, Action),
@@ -76,9 +89,22 @@ pub enum Msg {
     Synced,
     /// The server cannot be reached: what the player did is kept and sent again.
     Reconnecting,
-    Pending(Option<Mode>),
+    Pending(Option<PendingPurchase>),
     /// The keys, fetched again.
     Keys(Jwks),
+}
+
+impl Model {
+    /// The game being played: the one a recall goes back to (« Auto » goes on behind it), else the one
+    /// on screen.
+    pub fn played(&self) -> Option<&Game> {
+        self.recall.as_ref().map_or(self.game.as_ref(), |r| r.back_to.as_ref())
+    }
+
+    /// How many of this ticket's uncovered zones the server has.
+    pub fn recorded(&self, ticket_id: &str) -> usize {
+        self.recorded.iter().find(|(id, _)| id == ticket_id).map_or(0, |(_, zones)| *zones)
+    }
 }
 
 impl Reducible for Model {
@@ -110,7 +136,7 @@ impl Reducible for Model {
                     m.message.clear();
                 }
             }
-            Msg::Open(game) => {
+            Msg::Open { game, recorded } => {
                 if m.recall.as_ref().is_some_and(|r| r.view.id != game.ticket_id) {
                     m.recall = None;
                 }
@@ -122,7 +148,14 @@ impl Reducible for Model {
                     format!("Ticket {} en jeu.", game.serial)
                 };
                 m.error = None;
+                m.recorded.retain(|(id, _)| *id != game.ticket_id && m.recall.as_ref().and_then(|r| r.back_to.as_ref()).is_some_and(|g| g.ticket_id == *id));
+                m.recorded.push((game.ticket_id.clone(), recorded));
                 m.game = Some(*game);
+            }
+            Msg::Recorded { ticket, zones } => {
+                if let Some((_, recorded)) = m.recorded.iter_mut().find(|(id, _)| *id == ticket) {
+                    *recorded = zones.max(*recorded);
+                }
             }
             Msg::Play(ticket, action) => {
                 if let Some(g) = m.recall.as_mut().and_then(|r| r.back_to.as_mut()).filter(|g| g.ticket_id == ticket) {
@@ -153,7 +186,7 @@ impl Reducible for Model {
                 m.error = Some(RECONNECTING.into());
                 m.reconnecting = true;
             }
-            Msg::Pending(mode) => m.pending_purchase = mode,
+            Msg::Pending(purchase) => m.pending_purchase = purchase,
             Msg::Keys(jwks) => m.jwks = Some(Rc::new(jwks)),
         }
         Rc::new(m)

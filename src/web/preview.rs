@@ -13,9 +13,9 @@
 //! is simulated faithfully: foils are painted at that ratio and the specimen is zoomed by
 //! ratio ÷ screen ratio, so the screen shows the very pixels such a device would.
 
-use super::game::{game_at, refusal};
 use super::scratch_zone::{FoilSettings, auto_pause_ms};
 use super::ticket::{SurfaceCard, TicketCard};
+use super::trust::{game_at, refusal};
 use crate::api::{TicketState, TicketView};
 use crate::composer::Design;
 use crate::gallery::{Shows, Specimen, gallery};

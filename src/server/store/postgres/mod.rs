@@ -206,8 +206,9 @@ impl Core {
         }
     }
 
-    /// A read (or a single statement) on a pooled connection, outside any transaction.
-    async fn read<T>(&self, read: impl AsyncFnOnce(&deadpool_postgres::Client) -> Result<T, Failure>) -> Result<T, StoreError> {
+    /// A read, or one statement that is a unit of work by itself, on a pooled connection in autocommit
+    /// (no transaction around it).
+    async fn autocommit<T>(&self, read: impl AsyncFnOnce(&deadpool_postgres::Client) -> Result<T, Failure>) -> Result<T, StoreError> {
         let client = self.pool.get().await.map_err(backend)?;
         Ok(read(&client).await?)
     }
@@ -473,7 +474,7 @@ impl Store for PostgresStore {
 
     async fn player(&self, id: &str) -> Result<PlayerRecord, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let row = client.query_opt("SELECT name, guest FROM players WHERE id = $1", &[&id]).await?.ok_or(StoreError::NotFound("player"))?;
                 Ok(PlayerRecord { balance: wallet_balance(client, id).await?, id: id.to_owned(), name: row.get(0), guest: row.get(1) })
             })
@@ -482,7 +483,7 @@ impl Store for PostgresStore {
 
     async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let row = client.query_opt("SELECT id, password_hash FROM players WHERE name_key = $1 AND password_hash IS NOT NULL", &[&name_key]).await?;
                 Ok(row.map(|r| Credentials { player_id: r.get(0), password_hash: r.get(1) }))
             })
@@ -491,7 +492,7 @@ impl Store for PostgresStore {
 
     async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 client.execute("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES ($1, $2, $3)", &[&token_hash, &player_id, &expires_at]).await?;
                 Ok(())
             })
@@ -500,7 +501,7 @@ impl Store for PostgresStore {
 
     async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let find = client.prepare_cached("SELECT player_id FROM sessions WHERE token_hash = $1 AND expires_at > $2").await?;
                 Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
             })
@@ -534,7 +535,7 @@ impl Store for PostgresStore {
 
     async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 client.execute("DELETE FROM sessions WHERE token_hash = $1", &[&token_hash]).await?;
                 Ok(())
             })
@@ -613,7 +614,7 @@ impl Store for PostgresStore {
         let sessions = self.core.unit(|tx| Box::pin(async move { Ok(tx.execute("DELETE FROM sessions WHERE expires_at <= $1", &[&now]).await?) })).await?;
         let limit = i64::try_from(limit).map_err(backend)?;
         let stale: Vec<String> =
-            self.core.read(async |client| Ok(client.query(sql::STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect())).await?;
+            self.core.autocommit(async |client| Ok(client.query(sql::STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect())).await?;
         let mut guests = 0;
         for id in stale {
             let purged = self
@@ -684,16 +685,16 @@ impl Store for PostgresStore {
     }
 
     async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
-        self.core.read(async |client| Ok(client.query_one("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL", &[]).await?.get(0))).await
+        self.core.autocommit(async |client| Ok(client.query_one("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL", &[]).await?.get(0))).await
     }
 
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
-        self.core.read(async |client| ticket(client, player_id, ticket_id).await).await
+        self.core.autocommit(async |client| ticket(client, player_id, ticket_id).await).await
     }
 
     async fn history(&self, player_id: &str, limit: u32, before: Option<&str>) -> Result<Vec<TicketRecord>, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 // Newest first by sale; a page goes on below its cursor's place in that order.
                 let cursor: i64 = match before {
                     None => i64::MAX,
@@ -749,16 +750,16 @@ impl Store for PostgresStore {
     }
 
     async fn next_emission(&self) -> Result<u32, StoreError> {
-        self.core.read(async |client| Ok(unsigned(client.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.get(0))?)).await
+        self.core.autocommit(async |client| Ok(unsigned(client.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.get(0))?)).await
     }
 
     async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
-        self.core.read(async |client| Ok(all(&client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?, rows::block)?)).await
+        self.core.autocommit(async |client| Ok(all(&client.query(&format!("{BLOCK_QUERY} ORDER BY b.emission, b.block"), &[]).await?, rows::block)?)).await
     }
 
     async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let row = client.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[&int(emission)?, &int(block)?]).await?;
                 Ok(rows::block(&row.ok_or(StoreError::NotFound("block"))?)?)
             })
@@ -768,7 +769,7 @@ impl Store for PostgresStore {
     async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError> {
         let (emission, block) = (int(emission)?, int(block)?);
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let row = client.query_opt("SELECT kept_level FROM block_trees WHERE emission = $1 AND block = $2", &[&emission, &block]).await?;
                 Ok(row.map(|row| hashes(row.get(0))).transpose()?)
             })
@@ -777,12 +778,12 @@ impl Store for PostgresStore {
 
     async fn save_block_tree(&self, emission: u32, block: u32, kept_level: Vec<Hash>) -> Result<(), StoreError> {
         let (emission, block) = (int(emission)?, int(block)?);
-        self.core.read(async |client| Ok(save_block_tree(client, emission, block, &kept_level).await?)).await
+        self.core.autocommit(async |client| Ok(save_block_tree(client, emission, block, &kept_level).await?)).await
     }
 
     async fn design_text(&self, hash: &Hash) -> Result<String, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let row = client.query_opt("SELECT text FROM designs WHERE hash = $1", &[&hash.as_slice()]).await?;
                 Ok(row.ok_or(StoreError::NotFound("design"))?.get(0))
             })
@@ -804,7 +805,7 @@ impl Store for PostgresStore {
 
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 let rows = client.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
                 Ok(rows
                     .iter()
@@ -816,7 +817,7 @@ impl Store for PostgresStore {
 
     async fn add_signing_key(&self, key: SigningKeyRecord) -> Result<(), StoreError> {
         self.core
-            .read(async |client| {
+            .autocommit(async |client| {
                 client
                     .execute(
                         "INSERT INTO signing_keys (kid, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",

@@ -1,0 +1,100 @@
+//! What the game keeps in the browser's local storage, so that neither a lost network nor a reload
+//! loses a scratched zone or a purchase: the zones uncovered that the server has not acknowledged yet,
+//! and the purchase sent but not answered. The app writes them from one effect ([`keep`]).
+
+use crate::play::{Action, Game, Mode};
+use crate::rules::Zone;
+use serde::{Deserialize, Serialize};
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok()?
+}
+
+/// Keeps what the game has that the server may not: the zones uncovered on the game in play (until
+/// [`LocalReveals::forget`] once the server has them), and the purchase in flight (or none).
+pub fn keep(played: Option<&Game>, purchase: Option<&PendingPurchase>) {
+    if let Some(game) = played.filter(|g| !g.completed && !g.revealed.is_empty()) {
+        LocalReveals::keep(game);
+    }
+    match purchase {
+        Some(purchase) => purchase.store(),
+        None => PendingPurchase::forget(),
+    }
+}
+
+/// The zones a player uncovered, kept until the server has them all.
+pub struct LocalReveals;
+
+impl LocalReveals {
+    fn key(ticket_id: &str) -> String {
+        format!("vegas.reveals.{ticket_id}")
+    }
+
+    /// Kept as the zones' indices in order, comma-separated (« 6,7,0 »).
+    fn keep(game: &Game) {
+        let zones: Vec<String> = game.revealed.iter().map(|z| z.index().to_string()).collect();
+        if let Some(storage) = storage() {
+            let _ = storage.set_item(&Self::key(&game.ticket_id), &zones.join(","));
+        }
+    }
+
+    fn kept(ticket_id: &str) -> Vec<Zone> {
+        let text = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten()).unwrap_or_default();
+        text.split(',').filter_map(|index| Zone::from_index(index.parse().ok()?)).collect()
+    }
+
+    /// The server has every zone of this ticket.
+    pub fn forget(ticket_id: &str) {
+        if let Some(storage) = storage() {
+            let _ = storage.remove_item(&Self::key(ticket_id));
+        }
+    }
+
+    /// The game as the server left it, with the zones uncovered here since (before a reload, or while
+    /// the network was down) uncovered again, in their order.
+    pub fn replay(mut game: Game) -> Game {
+        for zone in Self::kept(&game.ticket_id) {
+            if game.needs_choice() {
+                game.apply(Action::Choose(zone.surface()));
+            }
+            game.apply(Action::Reveal(zone));
+        }
+        game
+    }
+}
+
+/// A purchase until the server answers it. Its Idempotency-Key is kept (in the model, and in local
+/// storage so that a reload sends it again) and every retry sends the same one: however often it is
+/// sent, the server sells one ticket for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingPurchase {
+    pub key: String,
+    pub mode: Mode,
+}
+
+impl PendingPurchase {
+    const STORAGE_KEY: &'static str = "vegas.pending-purchase";
+
+    pub fn new(mode: Mode) -> PendingPurchase {
+        let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| (js_sys::Date::now() as u64).to_string());
+        PendingPurchase { key, mode }
+    }
+
+    /// The purchase a page left unanswered before a reload.
+    pub fn stored() -> Option<PendingPurchase> {
+        crate::json::from_str(&storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
+    }
+
+    /// Kept at once, before the purchase is sent: a reload in between sends the same key.
+    pub fn store(&self) {
+        if let (Some(storage), Ok(json)) = (storage(), crate::json::to_string(self)) {
+            let _ = storage.set_item(Self::STORAGE_KEY, &json);
+        }
+    }
+
+    fn forget() {
+        if let Some(storage) = storage() {
+            let _ = storage.remove_item(Self::STORAGE_KEY);
+        }
+    }
+}
