@@ -78,9 +78,10 @@ fn use_auto(model: &UseReducerHandle<Model>) {
 
 #[function_component(App)]
 pub fn app() -> Html {
-    let model = use_reducer(Model::default);
+    // A purchase left unanswered before a reload is pending from the start: sent again, never forgotten.
+    let model = use_reducer(|| Model { pending_purchase: PendingPurchase::stored(), ..Model::default() });
     let dispatch = model.dispatcher();
-    let pending: PendingSlot = use_mut_ref(|| None);
+    let pending: PendingSlot = use_mut_ref(|| model.pending_purchase.clone());
     let account = use_account_form();
     use_record_play(&model);
     use_auto(&model);

@@ -80,13 +80,12 @@ impl PendingPurchase {
         PendingPurchase { key, mode }
     }
 
-    /// The purchase a page left unanswered before a reload.
+    /// The purchase a page left unanswered before a reload (the model starts with it).
     pub fn stored() -> Option<PendingPurchase> {
         crate::json::from_str(&storage()?.get_item(Self::STORAGE_KEY).ok()??).ok()
     }
 
-    /// Kept at once, before the purchase is sent: a reload in between sends the same key.
-    pub fn store(&self) {
+    fn store(&self) {
         if let (Some(storage), Ok(json)) = (storage(), crate::json::to_string(self)) {
             let _ = storage.set_item(Self::STORAGE_KEY, &json);
         }

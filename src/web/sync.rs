@@ -150,7 +150,8 @@ pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
     dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, name: me.name.filter(|_| !me.guest), jwks: jwks.clone() });
-    if let Some(purchase) = PendingPurchase::stored() {
+    let unanswered = pending.borrow().clone();
+    if let Some(purchase) = unanswered {
         return buy(dispatch, purchase, pending, Rc::new(jwks), !me.demo).await;
     }
     let Ok(history) = api::history(None).await else { return };

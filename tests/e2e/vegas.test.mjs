@@ -204,12 +204,18 @@ test('a guest creates an account and keeps its balance and history, logs out, an
 
 test('Auto uncovers every zone by itself, then shows the lot; history recalls the ticket', async () => {
   const { page, context } = await newPlayer();
+  const reveals = [];
+  page.on('request', request => request.url().endsWith('/reveal') && reveals.push(request.postData()));
   await page.click('[data-testid=play-auto]');
   // Bought, the ticket is in the history at once, while « Auto » uncovers it.
   await page.waitForFunction(() => /en cours/.test(document.querySelector('[data-testid=history-item-0]')?.textContent ?? ''));
   assert.ok(await page.locator('[data-revealed=false]').count() > 0, 'before « Auto » has ended');
+  // The ticket « en cours » is the one in play: opening it from the history starts no second « Auto ».
+  await page.click('[data-testid=history-item-0]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
   assert.equal(await page.locator('[data-revealed=false]').count(), 0);
+  assert.ok(reveals.length <= 12, `${reveals.length} reveal requests for 12 zones: one « Auto », one request at a time`);
+  assert.equal(await page.locator('[data-testid=recall]').count(), 0, 'no recall of the ticket in play');
   await page.screenshot({ path: join(artifacts, '05-auto-finished.png'), fullPage: true });
   const auto = await lastTicket(page);
   assert.equal(await balanceCents(page), 9700 + auto.win_cents);
@@ -380,13 +386,34 @@ test('a purchase whose answer is lost is sent again with the same key and buys o
     return route.abort('internetdisconnected');
   });
   await page.click('[data-testid=play-auto]');
-  await page.waitForFunction(() => document.querySelector('[data-testid=message]')?.textContent.includes('Connexion perdue — nouvel essai'));
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]')?.textContent.includes('Connexion perdue — nouvel essai'));
   assert.ok(await page.locator('[data-testid=play-jouez]').isDisabled(), 'no second purchase meanwhile');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
   assert.equal(keys.length, 2);
   assert.equal(keys[1], keys[0], 'the retry is the same purchase');
   assert.equal(await ticketCount(page), 1);
   assert.equal(await balanceCents(page), start - 300 + (await lastTicket(page)).win_cents, 'one stake');
+  await context.close();
+});
+
+test('« Réessayer » sends a purchase waiting for its next try at once, as it does reveals', async () => {
+  const { page, context } = await newPlayer();
+  const sentAt = [];
+  const keys = await watchPurchases(page, (n, route) => {
+    sentAt.push(Date.now());
+    return n <= 3 ? route.abort('internetdisconnected') : route.continue();
+  });
+  await page.click('[data-testid=play-jouez]');
+  // Tries 0.5 s then 1 s apart; the fourth would wait 2 s more.
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]')?.textContent.includes('Connexion perdue'));
+  while (keys.length < 3) await page.waitForTimeout(20);
+  await page.click('[data-testid=retry-now]');
+  const pressed = Date.now();
+  await page.waitForSelector('[data-testid=choose-poker]');
+  assert.equal(keys.length, 4);
+  assert.ok(sentAt[3] - pressed < 1000, `the fourth try went ${sentAt[3] - pressed} ms after « Réessayer », not at its turn (2 s)`);
+  assert.ok(keys.every(k => k === keys[0]), 'one key for every try');
+  assert.equal(await ticketCount(page), 1);
   await context.close();
 });
 
@@ -407,7 +434,7 @@ test('a purchase still unanswered at a reload is sent again, with its key, after
   const { page, context } = await newPlayer();
   const keys = await watchPurchases(page, (n, route) => (n <= 2 ? route.abort('internetdisconnected') : route.continue()));
   await page.click('[data-testid=play-jouez]');
-  await page.waitForFunction(() => document.querySelector('[data-testid=message]')?.textContent.includes('Connexion perdue'));
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]')?.textContent.includes('Connexion perdue'));
   await page.reload();
   await page.waitForSelector('[data-testid=choose-poker]');
   assert.ok(keys.length >= 3, `${keys.length} requests`);

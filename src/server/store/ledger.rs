@@ -257,21 +257,14 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
             problems.push(format!("{name}: {} tickets record another lot than the block committed", b.lot_mismatches));
         }
     }
-    if facts.tickets_without_one_stake > 0 {
-        problems.push(format!("{} tickets without exactly one 3 € stake", facts.tickets_without_one_stake));
-    }
-    if facts.tickets_with_wrong_win > 0 {
-        problems.push(format!("{} tickets whose win transfer is missing, extra or wrong", facts.tickets_with_wrong_win));
-    }
-    if facts.misattributed_stakes > 0 {
-        problems.push(format!("{} stakes not taken from the ticket owner's wallet into its block's stakes", facts.misattributed_stakes));
-    }
-    if facts.misattributed_wins > 0 {
-        problems.push(format!("{} wins not paid from the ticket's block's prizes into its owner's wallet", facts.misattributed_wins));
-    }
-    if facts.orphan_transfers > 0 {
-        problems.push(format!("{} transfers naming a missing account or ticket, or accounts their kind does not move money between", facts.orphan_transfers));
-    }
+    let wrong = [
+        (facts.tickets_without_one_stake, "tickets without exactly one 3 € stake"),
+        (facts.tickets_with_wrong_win, "tickets whose win transfer is missing, extra or wrong"),
+        (facts.misattributed_stakes, "stakes not taken from the ticket owner's wallet into its block's stakes"),
+        (facts.misattributed_wins, "wins not paid from the ticket's block's prizes into its owner's wallet"),
+        (facts.orphan_transfers, "transfers naming a missing account or ticket, or accounts their kind does not move money between"),
+    ];
+    problems.extend(wrong.into_iter().filter(|(count, _)| *count > 0).map(|(count, what)| format!("{count} {what}")));
     if problems.is_empty() { Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks }) } else { Err(problems) }
 }
 

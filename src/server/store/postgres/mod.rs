@@ -613,8 +613,10 @@ impl Store for PostgresStore {
     async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError> {
         let sessions = self.core.unit(|tx| Box::pin(async move { Ok(tx.execute("DELETE FROM sessions WHERE expires_at <= $1", &[&now]).await?) })).await?;
         let limit = i64::try_from(limit).map_err(backend)?;
-        let stale: Vec<String> =
-            self.core.autocommit(async |client| Ok(client.query(sql::STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect())).await?;
+        let stale: Vec<String> = self
+            .core
+            .autocommit(async |client| Ok(client.query(sql::STALE_GUESTS, &[&stale_before, &limit]).await?.iter().map(|r| r.get(0)).collect()))
+            .await?;
         let mut guests = 0;
         for id in stale {
             let purged = self
