@@ -86,7 +86,13 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     let (_, me) = send(http.get(format!("{base}/api/me")).bearer_auth(&token)).await;
     assert_eq!(me["balance_cents"], 0, "everything paid out");
 
+    // A command beside the live server leaves the WAL to it: it copies and empties nothing under the
+    // server's writer (the copy of a crash's WAL is the server's, at its start).
+    let wal = data.join("vegas.sqlite3-wal");
+    let before = std::fs::metadata(&wal).unwrap().len();
+    assert!(before > 0, "the server has written to its WAL");
     vegas(&data, &["ledger", "check"]);
+    assert!(std::fs::metadata(&wal).unwrap().len() >= before, "`ledger check` beside the server emptied its WAL");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
