@@ -12,7 +12,7 @@ mod cli {
     use vegas::server::store::ledger;
     use vegas::server::store::sqlite::Opening;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
-    use vegas::server::{AppState, Config, Database, blocks, limits, now, printer, qa_deck};
+    use vegas::server::{AppState, Clock, Config, Database, blocks, limits, printer, qa_deck};
 
     #[derive(Parser)]
     #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
@@ -180,6 +180,7 @@ mod cli {
 
     async fn execute(cli: Cli) -> Result<(), String> {
         let database = Database::choose(cli.database, cli.data, cli.connections);
+        let clock = Clock::system();
         match cli.command {
             Command::Serve {
                 addr,
@@ -216,7 +217,7 @@ mod cli {
                 // never make emissions by themselves: the operator does (`vegas emission create`).
                 if demo && embedded && state.store.blocks().await.map_err(|e| e.to_string())?.is_empty() {
                     tracing::info!("no block yet: making a first emission of one block");
-                    blocks::create_emission(&*state.store, DEFAULT_DESIGN_TOML, 1).await?;
+                    blocks::create_emission(&*state.store, DEFAULT_DESIGN_TOML, 1, state.config.clock.now()).await?;
                 }
                 if let Some(deck) = qa_deck {
                     qa_deck::install(&state, &deck).await.map_err(|e| format!("--qa-deck: {e}"))?;
@@ -228,7 +229,7 @@ mod cli {
                     Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
                     None => DEFAULT_DESIGN_TOML.to_owned(),
                 };
-                let emission = blocks::create_emission(&*database.open(Opening::Beside).await?, &text, n).await?;
+                let emission = blocks::create_emission(&*database.open(Opening::Beside).await?, &text, n, clock.now()).await?;
                 println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
                 Ok(())
             }
@@ -269,9 +270,9 @@ mod cli {
                 let player = player_id(&*store, &request.player).await?;
                 let balance = match &command {
                     WalletCommand::Credit(m) => {
-                        store.credit(&player, Credit { funding: Funding::Cash, amount: m.amount, reason: m.reason.clone() }, now()).await
+                        store.credit(&player, Credit { funding: Funding::Cash, amount: m.amount, reason: m.reason.clone() }, clock.now()).await
                     }
-                    WalletCommand::Debit(m) => store.debit(&player, m.amount, &m.reason, now()).await,
+                    WalletCommand::Debit(m) => store.debit(&player, m.amount, &m.reason, clock.now()).await,
                 }
                 .map_err(|e| e.to_string())?;
                 println!("{player}: balance {balance}");
@@ -286,7 +287,7 @@ mod cli {
             Command::Keys { command } => {
                 let store = database.open(Opening::Beside).await?;
                 if let KeysCommand::Rotate = command {
-                    let key = printer::new_signing_key(now());
+                    let key = printer::new_signing_key(clock.now());
                     println!(
                         "added signing key {}: listed by every instance within {} s, signing after {} s",
                         key.kid,

@@ -18,7 +18,7 @@ use vegas::rules::prize_table::BLOCK_SIZE;
 use vegas::server::limits::Rate;
 use vegas::server::store::sqlite::Opening;
 use vegas::server::store::{Store, ledger};
-use vegas::server::{AppState, Config, Database, blocks, open_store};
+use vegas::server::{AppState, Clock, Config, Database, ManualClock, blocks, open_store};
 
 /// A store with an emission of two blocks, made once and copied for each test.
 fn template() -> &'static Path {
@@ -31,7 +31,7 @@ fn template() -> &'static Path {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime.block_on(async {
                 let store = open_store(&made, Opening::Beside).unwrap();
-                blocks::create_emission(&store, vegas::composer::design::DEFAULT_DESIGN_TOML, 2).await.unwrap();
+                blocks::create_emission(&store, vegas::composer::design::DEFAULT_DESIGN_TOML, 2, vegas::server::Clock::system().now()).await.unwrap();
             });
         })
         .join()
@@ -51,19 +51,19 @@ struct Server {
 }
 
 async fn server(settle_after: Duration) -> Server {
-    server_on(settle_after, None).await
+    server_on(settle_after, None, Clock::system()).await
 }
 
 /// A server of the built app in `dist` (read when the server starts).
 async fn server_with_dist(dist: &std::path::Path) -> Server {
-    server_on(Duration::from_secs(3600), Some(dist.into())).await
+    server_on(Duration::from_secs(3600), Some(dist.into()), Clock::system()).await
 }
 
-async fn server_on(settle_after: Duration, dist: Option<std::path::PathBuf>) -> Server {
+async fn server_on(settle_after: Duration, dist: Option<std::path::PathBuf>, clock: Clock) -> Server {
     let data = private_dir();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let dist_dir = dist.unwrap_or_else(|| data.path().join("dist"));
-    let config = test_config(data.path(), dist_dir, settle_after);
+    let config = Config { clock, ..test_config(data.path(), dist_dir, settle_after) };
     let state = AppState::open(config).await.unwrap();
     let store = state.store.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -80,6 +80,20 @@ fn test_config(data: &Path, dist_dir: PathBuf, settle_after: Duration) -> Config
 
 async fn default_server() -> Server {
     server(Duration::from_secs(3600)).await
+}
+
+/// Time is the server's clock: a session ends 30 days after it began, to the second, with no test
+/// waiting for it.
+#[tokio::test]
+async fn a_session_ends_thirty_days_after_it_began_on_the_servers_clock() {
+    let hand = ManualClock::at(Clock::system().now());
+    let s = server_on(Duration::from_secs(3600), None, hand.clock()).await;
+    let p = s.guest().await;
+    hand.advance(30 * 24 * 3600 - 1);
+    assert_eq!(s.call(&p, M::GET, "/api/me", None).await.0, StatusCode::OK, "a second before its end");
+    hand.advance(1);
+    let (status, body) = s.call(&p, M::GET, "/api/me", None).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")), "{body}");
 }
 
 #[derive(Clone)]

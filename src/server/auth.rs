@@ -6,7 +6,7 @@ use super::error::{ApiError, ApiJson, ErrorBody};
 use super::names::{self, PlayerName};
 use super::openapi::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
 use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
-use super::{AppState, now, os_random};
+use super::{AppState, os_random};
 use crate::api::Me;
 use crate::money::Cents;
 use crate::payload::TicketSigner;
@@ -60,7 +60,7 @@ impl FromRequestParts<AppState> for Player {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Player, ApiError> {
         let token = session_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
-        let id = state.store.session_player(&token_hash(&token), now()).await?.ok_or(ApiError::Unauthorized)?;
+        let id = state.store.session_player(&token_hash(&token), state.config.clock.now()).await?.ok_or(ApiError::Unauthorized)?;
         Ok(Player { id })
     }
 }
@@ -95,7 +95,7 @@ async fn me_of(state: &AppState, id: &str) -> Result<Me, ApiError> {
 async fn start_session(state: &AppState, player_id: String) -> Result<Response, ApiError> {
     let token = random_hex::<32>();
     let hash = token_hash(&token);
-    state.store.create_session(&hash, &player_id, now() + SESSION_SECONDS).await?;
+    state.store.create_session(&hash, &player_id, state.config.clock.now() + SESSION_SECONDS).await?;
     let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{}", secure_attribute(state));
     let player = me_of(state, &player_id).await?;
     let mut response = ApiJson(SessionBody { token, player }).into_response();
@@ -131,7 +131,7 @@ fn demo_only(state: &AppState) -> Result<(), ApiError> {
 pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> {
     demo_only(&state)?;
     let player = NewPlayer { id: new_player_id(), name: None, password_hash: None, guest: true, opening_credit: Some(demo_credit(DEMO_CREDIT)) };
-    let player = state.store.create_player(player, now()).await?;
+    let player = state.store.create_player(player, state.config.clock.now()).await?;
     start_session(&state, player.id).await
 }
 
@@ -158,7 +158,7 @@ pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Cre
     let (name, hash) = new_credentials(&state, creds).await?;
     let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
     let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, opening_credit };
-    let player = state.store.create_player(player, now()).await?;
+    let player = state.store.create_player(player, state.config.clock.now()).await?;
     start_session(&state, player.id).await
 }
 
@@ -251,6 +251,6 @@ pub async fn demo_deposit(State(state): State<AppState>, player: Player, ApiJson
     if amount.is_zero() || amount > DEMO_TOP_UP_MAX {
         return Err(ApiError::BadRequest(format!("a demo deposit is 1 to {} cents", DEMO_TOP_UP_MAX.0)));
     }
-    state.store.credit(&player.id, demo_credit(amount), now()).await?;
+    state.store.credit(&player.id, demo_credit(amount), state.config.clock.now()).await?;
     Ok(ApiJson(me_of(&state, &player.id).await?))
 }

@@ -3,7 +3,7 @@
 
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
 use super::store::{BlockRecord, NewBlock, Store};
-use super::{AppState, now, os_random};
+use super::{AppState, os_random};
 use crate::block::{AuditReport, Block, Commitment, audit, hex};
 use crate::composer::Design;
 use crate::rules::prize_table::PRIZE_TABLE;
@@ -13,7 +13,7 @@ use serde::Serialize;
 /// Makes an emission of `blocks` blocks with `design_text` and stores them; returns the emission number.
 /// Emissions are the operator's to make (`vegas emission create`): two made at once would both be
 /// given the same number, and the second refused by the store.
-pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) -> Result<u32, String> {
+pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32, now: i64) -> Result<u32, String> {
     let design = std::sync::Arc::new(Design::from_toml(design_text).map_err(|e| e.to_string())?);
     let emission = store.next_emission().await.map_err(|e| e.to_string())?;
     for number in 1..=blocks {
@@ -31,7 +31,7 @@ pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32) 
             scheme: design.scheme,
             lots: block.lots,
             kept_level: block.kept_level,
-            now: now(),
+            now,
         };
         store.insert_block(new).await.map_err(|e| e.to_string())?;
         tracing::info!(emission, block = number, root = %hex(&root), "block made");

@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod blocks;
+pub mod clock;
 pub mod error;
 pub mod limits;
 pub mod names;
@@ -27,6 +28,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::routing::{get, post};
+pub use clock::{Clock, ManualClock};
 use error::ApiError;
 use printer::Printer;
 use std::net::SocketAddr;
@@ -106,6 +108,8 @@ pub struct Config {
     /// Connections held at once; more wait to be accepted.
     pub max_connections: usize,
     pub timeouts: Timeouts,
+    /// What time it is (a test's own hand, or the system's).
+    pub clock: Clock,
 }
 
 /// How long a client may take; past these, its connection is closed (or its request answered 408).
@@ -138,6 +142,7 @@ impl Config {
             secure_cookie: true,
             max_connections: 4096,
             timeouts: Timeouts::DEFAULT,
+            clock: Clock::system(),
         }
     }
 }
@@ -208,7 +213,7 @@ impl AppState {
             Database::Sqlite(data_dir) => auth::key_file(data_dir)?,
             Database::Postgres { .. } => None,
         };
-        let printer = Printer::load(&*store, first_key, now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
+        let printer = Printer::load(&*store, first_key, config.clock.now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
         let passwords = passwords::Passwords::new(config.password_hashes);
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
         let logins_per_account = limits::PerAccount::new(limits::Rate::PER_ACCOUNT);
@@ -456,7 +461,7 @@ async fn housekeeping_forever(state: AppState) {
         state.sessions_per_ip.limiter().retain_recent();
         state.logins_per_account.forget_idle();
         if minute % 10 == 0 {
-            let now = now();
+            let now = state.config.clock.now();
             match state.store.purge(now, now - GUEST_GRACE.as_secs() as i64, PURGE_ROUND).await {
                 Ok(report) if report != Default::default() => tracing::info!(?report, "purged"),
                 Ok(_) => {}
@@ -474,7 +479,7 @@ const PURGE_ROUND: usize = 1000;
 async fn refresh_keys_forever(state: AppState) {
     loop {
         tokio::time::sleep(printer::KEY_REFRESH).await;
-        if let Err(e) = state.printer.refresh_keys(&*state.store, now()).await {
+        if let Err(e) = state.printer.refresh_keys(&*state.store, state.config.clock.now()).await {
             tracing::error!(error = %e, "re-reading the signing keys failed");
         }
     }
@@ -490,8 +495,4 @@ pub fn os_random<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     rand::rngs::OsRng.try_fill_bytes(&mut bytes).expect("the operating system provides randomness");
     bytes
-}
-
-pub fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }

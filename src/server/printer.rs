@@ -293,7 +293,7 @@ mod tests {
     async fn a_block_tree_is_read_from_the_store_and_one_that_misleads_is_rebuilt_and_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::server::store::sqlite::SqliteStore::open(&dir.path().join("vegas.sqlite3"), crate::server::store::sqlite::Opening::Server).unwrap();
-        crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1).await.unwrap();
+        crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_800_000_000).await.unwrap();
         let kept = store.block_tree(1, 1).await.unwrap().expect("a made block is stored with its tree level");
         let readied = async || Printer::load(&store, None, 0).await.unwrap().prepare_proofs(&store).await.unwrap();
         assert_eq!(readied().await, Some((1, 1, TreeOrigin::Stored)));

@@ -10,7 +10,7 @@
 //! connected to a real-money server refuses them. A real-money server refuses to start with a deck.
 
 use super::store::NewBlock;
-use super::{AppState, now, os_random};
+use super::{AppState, os_random};
 use crate::block::{Entries, Entry, Prover, lot_code};
 use crate::composer::Design;
 use crate::composer::design::DEFAULT_DESIGN_TOML;
@@ -74,7 +74,7 @@ pub async fn install(state: &AppState, text: &str) -> Result<(), String> {
         scheme: design.scheme,
         lots,
         kept_level: prover.kept_level().to_vec(),
-        now: now(),
+        now: state.config.clock.now(),
     };
     state.store.insert_block(block).await.map_err(|e| e.to_string())?;
     state.printer.print_qa_deck(QA_EMISSION, number, entries);

@@ -5,11 +5,11 @@
 //! no win is ever lost. A settled ticket can still be opened, scratched and completed; it is never
 //! credited twice (see [`super::store`]).
 
+use super::AppState;
 use super::auth::{Player, random_hex};
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use super::openapi::{AnyRequestRefusals, SessionRefusals, TicketRefusals};
 use super::store::{self, SaleRequest, TicketRecord};
-use super::{AppState, now};
 use crate::api::{InclusionProof, TicketAndBalance, TicketState, TicketView};
 use crate::money::Cents;
 use crate::payload::Jwks;
@@ -89,7 +89,7 @@ pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderM
         .and_then(|k| std::str::from_utf8(k).ok())
         .ok_or_else(|| ApiError::BadRequest("send an Idempotency-Key header of 1 to 200 visible ASCII characters with every purchase".into()))?
         .to_owned();
-    let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now: now() };
+    let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now: state.config.clock.now() };
     let sale = state.store.sell(request).await?;
     let status = if sale.replayed { StatusCode::OK } else { StatusCode::CREATED };
     let balance_cents = balance_cents(sale.balance)?;
@@ -173,7 +173,7 @@ pub async fn reveal(
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<Reveal>,
 ) -> Result<ApiJson<TicketView>, ApiError> {
-    let ticket = state.store.reveal(&player.id, &id, body.zones, now()).await?;
+    let ticket = state.store.reveal(&player.id, &id, body.zones, state.config.clock.now()).await?;
     Ok(ApiJson(state.view(ticket).await?))
 }
 
@@ -187,7 +187,7 @@ pub async fn reveal(
         TicketRefusals,
     ))]
 pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
-    let done = state.store.complete(&player.id, &id, now()).await?;
+    let done = state.store.complete(&player.id, &id, state.config.clock.now()).await?;
     let balance_cents = balance_cents(done.balance)?;
     Ok(ApiJson(TicketAndBalance { ticket: state.view(done.ticket).await?, balance_cents }))
 }
@@ -217,8 +217,9 @@ const SETTLE_RETRY: Duration = Duration::from_secs(5);
 /// round again after [`SETTLE_RETRY`].
 pub async fn settle_due_forever(state: AppState) {
     let after = state.config.settle_after.as_secs() as i64;
+    let clock = &state.config.clock;
     loop {
-        let wait = match store::settle_round(&*state.store, now() - after, SETTLE_BATCH, SETTLE_BREATH, now).await {
+        let wait = match store::settle_round(&*state.store, clock.now() - after, SETTLE_BATCH, SETTLE_BREATH, || clock.now()).await {
             Err(e) => {
                 tracing::error!(error = %e, "settling due tickets failed");
                 SETTLE_RETRY
@@ -241,7 +242,7 @@ pub async fn settle_due_forever(state: AppState) {
 /// How long until the oldest ticket not yet credited falls due.
 async fn until_next_due(state: &AppState, settle_after: i64) -> Duration {
     match state.store.oldest_unsettled_sale().await {
-        Ok(Some(sold_at)) => Duration::from_secs((sold_at + settle_after - now()).clamp(0, settle_after) as u64),
+        Ok(Some(sold_at)) => Duration::from_secs((sold_at + settle_after - state.config.clock.now()).clamp(0, settle_after) as u64),
         Ok(None) => state.config.settle_after,
         Err(e) => {
             tracing::error!(error = %e, "cannot tell when the next ticket falls due");
