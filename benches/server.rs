@@ -12,8 +12,8 @@
 //!   charged to them, not hidden). Targets: ≥ 5 000 purchases/s, p99 < 25 ms.
 //! - The same paced run again while the server settles 20 000 tickets that fall due a few seconds into
 //!   it, against a run as long with nothing due, both on a server just restarted and warmed up by two
-//!   seconds of the same load; five such pairs, alternating. Target: the median pair adds less than
-//!   10 ms to the p99.
+//!   seconds of the same load; five such pairs, alternating. Targets: the median pair adds less than
+//!   10 ms to the p99, and credits the 20 000 at 5 000/s or more.
 //! - The operator's commands beside the live server: `vegas ledger check` and `vegas wallet credit`,
 //!   one after the other, during a paced run, against a paced run as long without them; three pairs.
 //!   Target: each command succeeds, and the median pair adds less than 10 ms to the p99.
@@ -496,6 +496,7 @@ fn main() {
         // settling run with its own player's 20 000 tickets falling due.
         let mut added = Vec::new();
         let mut all_settled = true;
+        let mut settle_rates = Vec::new();
         let mut load = load.clone();
         for (pair, (_, heavy_id)) in heavy_players.iter().enumerate() {
             server.kill();
@@ -539,14 +540,21 @@ fn main() {
                 format!("same, restarted, settling {due} due tickets ({:.0} s)", settling.elapsed.as_secs_f64()),
                 settling.line()
             );
+            let rate = (due - left) as f64 / settled_in.as_secs_f64();
             println!(
-                "    {} tickets settled within {:.1} s of falling due, during the run; p99 {:+.1} ms against the run before",
+                "    {} tickets settled within {:.1} s of falling due ({rate:.0}/s), during the run; p99 {:+.1} ms against the run before",
                 due - left,
                 settled_in.as_secs_f64(),
                 difference * 1000.0
             );
             added.push(difference);
+            settle_rates.push(rate);
         }
+        let median_rate = median(settle_rates);
+        println!(
+            "  settling 20 000 due tickets while sales go on (median of {SETTLE_PAIRS} pairs): {median_rate:.0}/s (target ≥ 5 000/s: {})",
+            verdict(median_rate >= 5_000.0)
+        );
         let median_added = median(added);
         println!(
             "  settling 20 000 due tickets, p99 added (median of {SETTLE_PAIRS} pairs): {:+.1} ms (target < 10 ms: {})",

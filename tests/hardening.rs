@@ -118,6 +118,12 @@ async fn five_hundred_wrong_password_logins_at_once_hold_little_memory() {
     let busy = answers.iter().filter(|(s, retry)| *s == StatusCode::SERVICE_UNAVAILABLE && *retry).count();
     assert_eq!(refused + busy, 500, "each one refused, or told to come back later: {answers:?}");
     assert!(refused >= 2, "some were checked: {refused}");
+    assert!(busy > 0, "some were told to come back later");
+    // A refusal by design (busy, wrong password) is no fault: nothing of it is logged as an error, and
+    // a first start is no crash.
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    assert!(!log.contains("ERROR"), "{log}");
+    assert!(!log.contains("a crash left"), "{log}");
 }
 
 #[tokio::test]

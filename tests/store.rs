@@ -675,8 +675,10 @@ async fn a_settlement_round_passes_tickets_that_fail(backend: &Backend) {
         store.sell(SaleRequest { now: NOW + i, ..sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t-{i:03}")) }).await.unwrap();
     }
     backend.tamper(&backend.drop_balance("block:1:1:prizes")).await;
+    // Batches of 4, then 8, then 16 while due tickets remain: the failing ones fill the first batches.
+    const BATCHES: vegas::server::store::Batches = vegas::server::store::Batches { first: 4, most: 16, breath: std::time::Duration::ZERO };
     for round in 0..2 {
-        let report = vegas::server::store::settle_round(store, NOW + 100, 16, std::time::Duration::ZERO, || NOW + 1000).await.unwrap();
+        let report = vegas::server::store::settle_round(store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap();
         assert_eq!((report.examined, report.failed.len()), (100 - 80 * round, 20), "round {round}: {report:?}");
         assert_eq!(report.settled, if round == 0 { 80 } else { 0 }, "round {round}");
         let failed: HashSet<&str> = report.failed.iter().map(|(id, _)| id.as_str()).collect();

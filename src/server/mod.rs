@@ -40,6 +40,7 @@ use store::sqlite::{Opening, SqliteStore};
 use tower_governor::GovernorLayer;
 use tower_http::CompressionLevel;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::classify::ServerErrorsFailureClass;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
@@ -307,10 +308,20 @@ pub fn router(state: AppState) -> Router {
         .layer(header(header::X_FRAME_OPTIONS, "DENY"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-            let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path())
-        }))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &axum::http::Request<_>| {
+                    let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path())
+                })
+                // A fault of ours is logged with its cause by `error::report_faults`, and a 503 is a
+                // designed refusal (busy, with Retry-After): neither is logged again here as an error.
+                .on_failure(|failure: ServerErrorsFailureClass, latency: Duration, _: &tracing::Span| {
+                    if let ServerErrorsFailureClass::Error(error) = failure {
+                        tracing::warn!(%error, ?latency, "an answer failed on its way");
+                    }
+                }),
+        )
         .layer(SetRequestIdLayer::new(REQUEST_ID, RequestIds))
         .with_state(state)
 }

@@ -204,10 +204,11 @@ pub async fn well_known_jwks(state: State<AppState>) -> ApiJson<Jwks> {
     jwks(state).await
 }
 
-/// Tickets credited per settlement batch: each batch is one short write, and a breath between batches
-/// leaves the store to the sales, so a backlog of due tickets is worked off without stalling play.
-const SETTLE_BATCH: usize = 16;
-const SETTLE_BREATH: Duration = Duration::from_millis(10);
+/// Tickets credited per settlement batch: each batch is one short write, 16 tickets at first, twice as
+/// many while a backlog remains, up to 128 (about 3 ms of SQLite's writer); a breath between batches
+/// leaves the store to the sales, so a backlog is worked off (at several thousand a second) without
+/// stalling play.
+const SETTLE_BATCHES: store::Batches = store::Batches { first: 16, most: 128, breath: Duration::from_millis(5) };
 /// After a round in which a ticket failed (or the store did), wait this long before the next round.
 const SETTLE_RETRY: Duration = Duration::from_secs(5);
 
@@ -219,7 +220,7 @@ pub async fn settle_due_forever(state: AppState) {
     let after = state.config.settle_after.as_secs() as i64;
     let clock = &state.config.clock;
     loop {
-        let wait = match store::settle_round(&*state.store, clock.now() - after, SETTLE_BATCH, SETTLE_BREATH, || clock.now()).await {
+        let wait = match store::settle_round(&*state.store, clock.now() - after, SETTLE_BATCHES, || clock.now()).await {
             Err(e) => {
                 tracing::error!(error = %e, "settling due tickets failed");
                 SETTLE_RETRY

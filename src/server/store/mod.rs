@@ -196,18 +196,23 @@ impl SettleReport {
     }
 }
 
-/// Settles every ticket due by `sold_before` (`Store::settle_due`), `batch` at a time from the oldest,
+/// How a settlement round goes through what is due: batches that start small and double while each
+/// comes back full (a backlog), up to `most`, with a `breath` between them that leaves the store to
+/// other work (sales).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batches {
+    pub first: usize,
+    pub most: usize,
+    pub breath: std::time::Duration,
+}
+
+/// Settles every ticket due by `sold_before` (`Store::settle_due`) from the oldest, in [`Batches`],
 /// each batch going on after the last ticket the one before looked at: a ticket that fails is passed
-/// and reported, never met first again, so failures cannot hold up the others. Between batches the
-/// store is left to other work for `breath`. The report adds up the round's batches.
-pub async fn settle_round(
-    store: &dyn Store,
-    sold_before: i64,
-    batch: usize,
-    breath: std::time::Duration,
-    now: impl Fn() -> i64,
-) -> Result<SettleReport, StoreError> {
+/// and reported, never met first again, so failures cannot hold up the others. The report adds up the
+/// round's batches.
+pub async fn settle_round(store: &dyn Store, sold_before: i64, batches: Batches, now: impl Fn() -> i64) -> Result<SettleReport, StoreError> {
     let mut round = SettleReport::default();
+    let mut batch = batches.first;
     loop {
         let report = store.settle_due(sold_before, round.last.clone(), batch, now()).await?;
         round.examined += report.examined;
@@ -217,7 +222,8 @@ pub async fn settle_round(
             return Ok(round);
         }
         round.last = report.last;
-        tokio::time::sleep(breath).await;
+        batch = (batch * 2).min(batches.most);
+        tokio::time::sleep(batches.breath).await;
     }
 }
 
