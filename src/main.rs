@@ -9,6 +9,7 @@ mod cli {
     use std::time::Duration;
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
     use vegas::money::Cents;
+    use vegas::server::connections::ClientCap;
     use vegas::server::store::ledger;
     use vegas::server::store::sqlite::Opening;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
@@ -66,6 +67,13 @@ mod cli {
             /// Client connections held at once (each is a file descriptor).
             #[arg(long, env = "VEGAS_MAX_CONNECTIONS", default_value_t = 4096)]
             max_connections: usize,
+            /// Connections one client address may hold at once (behind --behind-proxy: requests in
+            /// flight per forwarded address); past it, a new one is closed at once.
+            #[arg(long, env = "VEGAS_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ClientCap::DEFAULT.held)]
+            max_connections_per_client: u32,
+            /// New connections one client address may open a second (after a burst of twice as many).
+            #[arg(long, env = "VEGAS_NEW_CONNECTIONS_PER_SECOND", default_value_t = ClientCap::DEFAULT.per_second)]
+            new_connections_per_second: u32,
             /// QA: sell first the test tickets this file lists, in its order (one lot in euros or one
             /// design pattern name per line; see README, « QA decks »). Only with --demo.
             #[arg(long, env = "VEGAS_QA_DECK")]
@@ -213,6 +221,8 @@ mod cli {
                 auth_per_minute,
                 password_hashes,
                 max_connections,
+                max_connections_per_client,
+                new_connections_per_second,
                 qa_deck,
             } => {
                 let qa_deck = match qa_deck {
@@ -230,6 +240,7 @@ mod cli {
                     auth_rate: limits::Rate { burst: auth_burst, per_minute: auth_per_minute },
                     password_hashes: password_hashes.unwrap_or(defaults.password_hashes),
                     max_connections,
+                    client_cap: ClientCap { held: max_connections_per_client, per_second: new_connections_per_second },
                     ..defaults
                 };
                 let state = AppState::open(config).await?;

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use support::process::{ServerProcess, private_dir, vegas, vegas_refused};
 
 /// Rate limits out of the way, for the tests that are about something else.
-const NO_RATE_LIMIT: [&str; 4] = ["--auth-burst", "100000", "--auth-per-minute", "100000"];
+const NO_RATE_LIMIT: [&str; 8] =
+    ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
 
 /// A demo server on a fresh data directory with one block.
 fn demo_server(dir: &tempfile::TempDir, extra: &[&str]) -> ServerProcess {
@@ -274,6 +275,79 @@ async fn connections_past_the_limit_wait_and_the_server_keeps_answering() {
     assert_eq!(response.status(), StatusCode::OK);
     println!("/healthz answered after {:?} behind 90 idle connections", start.elapsed());
     drop(idle);
+}
+
+/// Past its cap, an address's new connection is closed as soon as it is accepted; another address is
+/// served all the same.
+#[tokio::test]
+async fn an_address_past_its_cap_has_its_new_connections_closed_and_others_do_not() {
+    let dir = private_dir();
+    let server = demo_server(&dir, &["--max-connections-per-client", "3"]);
+    let held: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut fourth = TcpStream::connect(&server.addr).unwrap();
+    fourth.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let start = Instant::now();
+    let read = fourth.read(&mut [0u8; 16]);
+    assert!(matches!(&read, Ok(0)) || read.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset), "closed, not kept: {read:?}");
+    assert!(start.elapsed() < Duration::from_secs(1), "closed at once, not at a timeout: {:?}", start.elapsed());
+    let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).build().unwrap();
+    assert_eq!(other.get(format!("{}/healthz", server.base())).send().await.unwrap().status(), StatusCode::OK);
+    drop(held);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(Client::new().get(format!("{}/healthz", server.base())).send().await.unwrap().status(), StatusCode::OK, "its places back");
+}
+
+/// One address that opens 4 400 connections and keeps them open and silent, opening another as each
+/// is closed, cannot keep another address from being answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    rlimit::increase_nofile_limit(12_000).unwrap();
+    let dir = private_dir();
+    let server = demo_server(&dir, &[]);
+    let target: std::net::SocketAddr = server.addr.parse().unwrap();
+    let (attacking, opened) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicUsize::new(0)));
+    // 4 400 sockets from 127.0.0.1, kept by 55 tasks of 80 each: those the server closes read as
+    // ended, and are opened again at once.
+    let mut attackers = tokio::task::JoinSet::new();
+    for _ in 0..55 {
+        let (attacking, opened) = (attacking.clone(), opened.clone());
+        attackers.spawn(async move {
+            let mut held: Vec<tokio::net::TcpStream> = Vec::new();
+            while attacking.load(Ordering::Relaxed) {
+                held.retain(|socket| matches!(socket.try_read(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
+                while held.len() < 80 && attacking.load(Ordering::Relaxed) {
+                    match tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect(target)).await {
+                        Ok(Ok(socket)) => held.push(socket),
+                        _ => break,
+                    }
+                    opened.fetch_add(1, Ordering::Relaxed);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+    }
+    while opened.load(Ordering::Relaxed) < 4_400 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Another address of the loopback range, a new connection for each request, over 12 s (past the
+    // 10 s in which a silent connection is closed): every one answered within 200 ms.
+    let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).pool_max_idle_per_host(0).build().unwrap();
+    let mut times = Vec::new();
+    for _ in 0..40 {
+        let start = Instant::now();
+        let answered = other.get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(5)).send().await;
+        times.push(start.elapsed());
+        assert_eq!(answered.map(|r| r.status()).ok(), Some(StatusCode::OK), "after {:?}", start.elapsed());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    attacking.store(false, Ordering::Relaxed);
+    attackers.join_all().await;
+    let slowest = times.iter().max().unwrap();
+    println!("{} connections opened from one address; the slowest of 40 /healthz from another: {slowest:?}", opened.load(Ordering::Relaxed));
+    assert!(*slowest < Duration::from_millis(200), "{times:?}");
 }
 
 #[tokio::test]

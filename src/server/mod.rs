@@ -12,6 +12,7 @@
 pub mod auth;
 pub mod blocks;
 pub mod clock;
+pub mod connections;
 pub mod error;
 pub mod limits;
 pub mod names;
@@ -108,6 +109,8 @@ pub struct Config {
     pub secure_cookie: bool,
     /// Connections held at once; more wait to be accepted.
     pub max_connections: usize,
+    /// What one client address may hold (see [`connections`]).
+    pub client_cap: connections::ClientCap,
     pub timeouts: Timeouts,
     /// What time it is (a test's own hand, or the system's).
     pub clock: Clock,
@@ -142,6 +145,7 @@ impl Config {
             password_hashes: std::thread::available_parallelism().map_or(2, usize::from),
             secure_cookie: true,
             max_connections: 4096,
+            client_cap: connections::ClientCap::DEFAULT,
             timeouts: Timeouts::DEFAULT,
             clock: Clock::system(),
         }
@@ -162,6 +166,8 @@ pub struct Shared {
     pub passwords: passwords::Passwords,
     pub sessions_per_ip: limits::PerIp,
     pub logins_per_account: limits::PerAccount,
+    /// What each client address holds of the connections (or, behind a proxy, of the requests).
+    pub clients: Arc<connections::PerClient>,
 }
 
 impl std::ops::Deref for AppState {
@@ -218,7 +224,8 @@ impl AppState {
         let passwords = passwords::Passwords::new(config.password_hashes);
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
         let logins_per_account = limits::PerAccount::new(limits::Rate::PER_ACCOUNT);
-        Ok(AppState(Arc::new(Shared { config, store, printer, passwords, sessions_per_ip, logins_per_account })))
+        let clients = connections::PerClient::new(config.client_cap);
+        Ok(AppState(Arc::new(Shared { config, store, printer, passwords, sessions_per_ip, logins_per_account, clients })))
     }
 }
 
@@ -285,6 +292,8 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new().fallback_service(app).layer(axum::middleware::map_response(cache_control_for_app));
     let csp = HeaderValue::from_str(&content_security_policy(dist)).expect("an ASCII policy");
     let header = |name: HeaderName, value: &'static str| SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value));
+    // Behind a proxy, what one client holds is counted in requests (see `connections`).
+    let per_client = state.config.behind_proxy.then(|| axum::middleware::from_fn_with_state(state.clone(), connections::in_flight));
 
     Router::new()
         .nest("/api", api)
@@ -292,6 +301,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(openapi::health))
         .route("/regles", get(rules_page::page))
         .merge(app)
+        .layer(tower::util::option_layer(per_client))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         // A declared length over the limit is refused before any of the body is read.
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
@@ -386,7 +396,9 @@ pub async fn serve_on(
             }
         }
     });
-    let result = serve_connections(&state.config, router(state.clone()), listener, shutdown).await;
+    // Behind a proxy, a connection is the proxy's: what a client holds is capped per request instead.
+    let clients = (!state.config.behind_proxy).then(|| state.clients.clone());
+    let result = serve_connections(&state.config, clients, router(state.clone()), listener, shutdown).await;
     settler.abort();
     keys.abort();
     housekeeping.abort();
@@ -396,9 +408,11 @@ pub async fn serve_on(
 
 /// Accepts connections up to the limit and serves each over HTTP/1.1 with a header-read timeout, which
 /// hyper also applies while a kept-alive connection waits for its next request. A slow or silent
-/// client thus holds a connection for at most that long, and never more connections than the limit.
+/// client thus holds a connection for at most that long, never more connections than the limit, and
+/// (with `clients`) never more than its own cap.
 async fn serve_connections(
     config: &Config,
+    clients: Option<Arc<connections::PerClient>>,
     app: Router,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -427,6 +441,14 @@ async fn serve_connections(
             },
             () = &mut shutdown => break,
         };
+        // Past its cap or its rate, a client's new connection is closed at once, its slot given back.
+        let held = match &clients {
+            Some(clients) => match clients.connect(peer.ip()) {
+                Some(held) => Some(held),
+                None => continue,
+            },
+            None => None,
+        };
         let _ = stream.set_nodelay(true);
         let app = app.clone().map_request(move |mut request: axum::http::Request<hyper::body::Incoming>| {
             request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
@@ -435,7 +457,7 @@ async fn serve_connections(
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), hyper_util::service::TowerToHyperService::new(app)));
         tokio::spawn(async move {
             let _ = connection.await;
-            drop(slot);
+            drop((slot, held));
         });
     }
     // Requests in flight are answered (up to a bound) before the server stops.
@@ -471,6 +493,7 @@ async fn housekeeping_forever(state: AppState) {
         tokio::time::sleep(Duration::from_secs(60)).await;
         state.sessions_per_ip.limiter().retain_recent();
         state.logins_per_account.forget_idle();
+        state.clients.forget_idle();
         if minute % 10 == 0 {
             let now = state.config.clock.now();
             match state.store.purge(now, now - GUEST_GRACE.as_secs() as i64, PURGE_ROUND).await {
