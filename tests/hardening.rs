@@ -298,6 +298,27 @@ async fn an_address_past_its_cap_has_its_new_connections_closed_and_others_do_no
     assert_eq!(Client::new().get(format!("{}/healthz", server.base())).send().await.unwrap().status(), StatusCode::OK, "its places back");
 }
 
+/// Behind a proxy every client comes through the proxy's connections: what one forwarded address may
+/// hold is its requests in flight.
+#[tokio::test]
+async fn behind_a_proxy_a_forwarded_address_past_its_cap_is_told_to_wait_and_others_are_served() {
+    let dir = private_dir();
+    let server = demo_server(&dir, &["--behind-proxy", "--max-connections-per-client", "1"]);
+    // A request of 1.2.3.4 in flight: its body comes slowly.
+    let mut slow = TcpStream::connect(&server.addr).unwrap();
+    write!(slow, "POST /api/login HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 1.2.3.4\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"na")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let healthz = |forwarded: &'static str| Client::new().get(format!("{}/healthz", server.base())).header("x-forwarded-for", forwarded).send();
+    let refused = healthz("1.2.3.4").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_eq!(healthz("5.6.7.8").await.unwrap().status(), StatusCode::OK, "another address is served");
+    drop(slow);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(healthz("1.2.3.4").await.unwrap().status(), StatusCode::OK, "its request over, its place back");
+}
+
 /// One address that opens 4 400 connections and keeps them open and silent, opening another as each
 /// is closed, cannot keep another address from being answered at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
