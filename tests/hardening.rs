@@ -286,11 +286,14 @@ async fn an_address_past_its_cap_has_its_new_connections_closed_and_others_do_no
     let held: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
     std::thread::sleep(Duration::from_millis(200));
     let mut fourth = TcpStream::connect(&server.addr).unwrap();
-    fourth.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    // Generous bounds: on a busy machine (the other tests of this file run beside it) the server may take
+    // a while to accept; what must not happen is a wait for the 10 s header timeout.
+    fourth.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let start = Instant::now();
     let read = fourth.read(&mut [0u8; 16]);
     assert!(matches!(&read, Ok(0)) || read.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset), "closed, not kept: {read:?}");
-    assert!(start.elapsed() < Duration::from_secs(1), "closed at once, not at a timeout: {:?}", start.elapsed());
+    println!("a connection past the cap closed after {:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(6), "closed at once, not at the header timeout: {:?}", start.elapsed());
     let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).build().unwrap();
     assert_eq!(other.get(format!("{}/healthz", server.base())).send().await.unwrap().status(), StatusCode::OK);
     drop(held);
