@@ -13,8 +13,13 @@ use vegas::rules::{Surface, Zone};
 use vegas::server::names::{PlayerName, key_of};
 use vegas::server::store::ledger::{self, LedgerReport};
 use vegas::server::store::postgres::PostgresStore;
+use vegas::server::store::responsible::{ChangeKind, Flow, Span};
 use vegas::server::store::sqlite::{Opening, SqliteStore};
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
+
+#[path = "store/responsible.rs"]
+mod responsible;
+use responsible::*;
 
 /// A store under test, with whatever keeps it alive and a way behind its back to its books.
 struct Backend {
@@ -138,6 +143,14 @@ conformance!(
     a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it,
     the_ledger_check_finds_tampered_books,
     the_ledger_check_attributes_every_stake_and_win,
+    a_raise_waits_48_hours_and_applies_only_once_confirmed,
+    an_unconfirmed_raise_lapses,
+    a_rolling_window_frees_a_stake_exactly_one_window_later,
+    a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three,
+    credits_racing_against_a_deposit_limit,
+    an_exclusion_ends_sessions_refuses_play_and_nothing_lifts_it,
+    a_due_reality_check_is_recorded_and_acknowledged,
+    a_ban_file_import_closes_an_account_and_pays_its_balance_out,
     a_settlement_round_passes_tickets_that_fail,
 );
 
@@ -174,12 +187,19 @@ fn mixed_lots(size: usize) -> Vec<LotCode> {
 
 async fn player(store: &dyn Store, id: &str, euros: u64) -> String {
     let opening_credit = (euros > 0).then(|| Credit { funding: Funding::Demo, amount: Cents::euros(euros), reason: "test".into() });
-    let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: true, opening_credit };
+    let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: true, identity: None, opening_credit };
     store.create_player(new, NOW).await.unwrap().id
 }
 
 fn sale(player: &str, key: &str, mode: Mode, ticket_id: &str) -> SaleRequest {
-    SaleRequest { player_id: player.into(), idempotency_key: key.into(), mode, ticket_id: ticket_id.into(), now: NOW }
+    SaleRequest { player_id: player.into(), idempotency_key: key.into(), mode, ticket_id: ticket_id.into(), now: NOW, limits_required: false }
+}
+
+/// Sets the player's 7-day stake and deposit limits, as real money requires before any of either.
+async fn weekly_limits(store: &dyn Store, player: &str, euros: u64) {
+    for flow in [Flow::Stake, Flow::Deposit] {
+        assert_eq!(store.change_limit(player, flow, Span::Week, Some(Cents::euros(euros)), NOW - 1).await, Ok(ChangeKind::AtOnce));
+    }
 }
 
 async fn ledger_passes(store: &dyn Store) -> LedgerReport {
@@ -239,6 +259,8 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<dy
 async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<dyn Store>) {
     let p = player(&*store, "p-payouts", 0).await;
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(10), reason: "bank transfer".into() };
+    assert_eq!(store.credit(&p, deposit.clone(), NOW).await, Err(StoreError::LimitsRequired(Flow::Deposit)), "no real money before a 7-day deposit limit");
+    weekly_limits(&*store, &p, 1_000).await;
     assert_eq!(store.credit(&p, deposit, NOW).await, Ok(Cents::euros(10)));
     let mut racing = JoinSet::new();
     for _ in 0..25 {
@@ -258,25 +280,26 @@ async fn expired_sessions_and_stale_guests_are_purged(store: Arc<dyn Store>) {
     block(&*store, 1, 1, mixed_lots(10)).await;
     let gone = player(&*store, "p-gone", 100).await;
     store.credit(&gone, Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "top-up".into() }, NOW).await.unwrap();
-    store.create_session("expired", &gone, NOW - 1).await.unwrap();
+    store.create_session("expired", &gone, NOW - 3600, NOW - 1).await.unwrap();
     let played = player(&*store, "p-played", 10).await;
     store.sell(sale(&played, "k", Mode::Auto, "t-played")).await.unwrap();
     let returning = player(&*store, "p-returning", 10).await;
-    store.create_session("live", &returning, NOW + 3600).await.unwrap();
+    store.create_session("live", &returning, NOW - 3600, NOW + 3600).await.unwrap();
     let funded = player(&*store, "p-funded", 0).await;
+    weekly_limits(&*store, &funded, 1_000).await;
     store.credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW).await.unwrap();
     store.debit(&funded, Cents::euros(5), "payout", NOW).await.unwrap();
-    let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, opening_credit: None };
+    let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, identity: None, opening_credit: None };
     store.create_player(new, NOW + 10).await.unwrap();
 
     let report = store.purge(NOW, NOW + 5, 100).await.unwrap();
     assert_eq!((report.sessions, report.guests), (1, 1), "{report:?}");
     assert_eq!(store.player(&gone).await, Err(StoreError::NotFound("player")));
-    assert_eq!(store.session_player("expired", NOW - 10).await.unwrap(), None);
+    assert_eq!(store.session("expired", NOW - 10).await.unwrap().map(|s| s.player_id), None);
     for kept in [&played, &returning, &funded, "p-new"] {
         store.player(kept).await.unwrap_or_else(|e| panic!("{kept} kept: {e}"));
     }
-    assert_eq!(store.session_player("live", NOW).await.unwrap(), Some(returning));
+    assert_eq!(store.session("live", NOW).await.unwrap().map(|s| s.player_id), Some(returning));
     ledger_passes(&*store).await;
     assert_eq!(store.purge(NOW, NOW + 5, 100).await.unwrap(), Default::default(), "nothing left to purge");
 }
@@ -487,6 +510,7 @@ async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
         name: Some(PlayerName { shown: name.into(), key: key_of(name) }),
         password_hash: Some("h".into()),
         guest: false,
+        identity: None,
         opening_credit: None,
     };
     let mut racing = JoinSet::new();
@@ -500,11 +524,11 @@ async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
     assert!(results.iter().filter(|r| r.is_err()).all(|r| r.as_ref().err() == Some(&StoreError::NameTaken)));
     let winner = store.credentials(&key_of("LUCIE")).await.unwrap().unwrap().player_id;
     assert_eq!(balance(&*store, &winner).await, Cents::ZERO);
-    store.create_session("h1", &winner, NOW + 10).await.unwrap();
-    assert_eq!(store.session_player("h1", NOW).await.unwrap(), Some(winner.clone()));
-    assert_eq!(store.session_player("h1", NOW + 10).await.unwrap(), None, "expired");
+    store.create_session("h1", &winner, NOW - 3600, NOW + 10).await.unwrap();
+    assert_eq!(store.session("h1", NOW).await.unwrap().map(|s| s.player_id), Some(winner.clone()));
+    assert_eq!(store.session("h1", NOW + 10).await.unwrap().map(|s| s.player_id), None, "expired");
     store.delete_session("h1").await.unwrap();
-    assert_eq!(store.session_player("h1", NOW).await.unwrap(), None);
+    assert_eq!(store.session("h1", NOW).await.unwrap().map(|s| s.player_id), None);
 }
 
 async fn guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money(store: Arc<dyn Store>) {

@@ -5,6 +5,7 @@
 use super::error::{ApiError, ApiJson, ErrorBody};
 use super::names::{self, PlayerName};
 use super::openapi::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
+use super::store::responsible::{Identity, SessionRecord};
 use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
 use super::{AppState, os_random};
 use crate::api::Me;
@@ -53,6 +54,9 @@ pub fn key_file(data_dir: &Path) -> Result<Option<SigningKeyRecord>, String> {
 /// The signed-in player, from the bearer token or the session cookie.
 pub struct Player {
     pub id: String,
+    /// The session's token, as the store keys it.
+    pub token_hash: String,
+    pub session: SessionRecord,
 }
 
 impl FromRequestParts<AppState> for Player {
@@ -60,8 +64,9 @@ impl FromRequestParts<AppState> for Player {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Player, ApiError> {
         let token = session_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
-        let id = state.store.session_player(&token_hash(&token), state.config.clock.now()).await?.ok_or(ApiError::Unauthorized)?;
-        Ok(Player { id })
+        let token_hash = token_hash(&token);
+        let session = state.store.session(&token_hash, state.config.clock.now()).await?.ok_or(ApiError::Unauthorized)?;
+        Ok(Player { id: session.player_id.clone(), token_hash, session })
     }
 }
 
@@ -95,7 +100,8 @@ async fn me_of(state: &AppState, id: &str) -> Result<Me, ApiError> {
 async fn start_session(state: &AppState, player_id: String) -> Result<Response, ApiError> {
     let token = random_hex::<32>();
     let hash = token_hash(&token);
-    state.store.create_session(&hash, &player_id, state.config.clock.now() + SESSION_SECONDS).await?;
+    let now = state.config.clock.now();
+    state.store.create_session(&hash, &player_id, now, now + SESSION_SECONDS).await?;
     let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{}", secure_attribute(state));
     let player = me_of(state, &player_id).await?;
     let mut response = ApiJson(SessionBody { token, player }).into_response();
@@ -130,7 +136,8 @@ fn demo_only(state: &AppState) -> Result<(), ApiError> {
     ))]
 pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> {
     demo_only(&state)?;
-    let player = NewPlayer { id: new_player_id(), name: None, password_hash: None, guest: true, opening_credit: Some(demo_credit(DEMO_CREDIT)) };
+    let player =
+        NewPlayer { id: new_player_id(), name: None, password_hash: None, guest: true, identity: None, opening_credit: Some(demo_credit(DEMO_CREDIT)) };
     let player = state.store.create_player(player, state.config.clock.now()).await?;
     start_session(&state, player.id).await
 }
@@ -147,19 +154,72 @@ pub struct Credentials {
 /// The longest password accepted (argon2 reads all of it; longer adds nothing but work).
 const PASSWORD_MAX_BYTES: usize = 256;
 
-/// `POST /api/register`: a named player (credited with demo money in demo mode).
-#[utoipa::path(post, path = "/api/register", tag = "players", security(()), request_body = Credentials,
+/// A new account: its name and password, and for real money the identity the law asks for.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Registration {
+    #[schema(min_length = 3, max_length = 32)]
+    name: String,
+    #[schema(min_length = 8, max_length = 256)]
+    password: String,
+    /// Real money: required (matched against the national ban file).
+    #[schema(min_length = 1, max_length = 64)]
+    first_name: Option<String>,
+    /// Real money: required.
+    #[schema(min_length = 1, max_length = 64)]
+    last_name: Option<String>,
+    /// Real money: required, `YYYY-MM-DD`; under 18 is refused.
+    #[schema(format = Date)]
+    birth_date: Option<String>,
+}
+
+/// `POST /api/register`: a named player (credited with demo money in demo mode). For real money the
+/// player declares a first name, a last name and a date of birth: a minor is refused, and so is an
+/// identity the national ban file lists.
+#[utoipa::path(post, path = "/api/register", tag = "players", security(()), request_body = Registration,
     responses(
         (status = 200, description = "The new player and its session (also set as a cookie)", body = SessionBody),
+        (status = 403, description = "`under_age`: players are 18 or older; `banned`: the identity is in the national ban file", body = ErrorBody),
         (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken", body = ErrorBody),
         PasswordRefusals,
     ))]
-pub async fn register(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
-    let (name, hash) = new_credentials(&state, creds).await?;
+pub async fn register(State(state): State<AppState>, ApiJson(form): ApiJson<Registration>) -> Result<Response, ApiError> {
+    let identity = identity(&state, form.first_name, form.last_name, form.birth_date)?;
+    let (name, hash) = new_credentials(&state, Credentials { name: form.name, password: form.password }).await?;
     let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
-    let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, opening_credit };
+    let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, identity, opening_credit };
     let player = state.store.create_player(player, state.config.clock.now()).await?;
     start_session(&state, player.id).await
+}
+
+/// The identity of a registration: required for real money (an adult's), optional in demo mode.
+fn identity(state: &AppState, first: Option<String>, last: Option<String>, birth: Option<String>) -> Result<Option<Identity>, ApiError> {
+    let (Some(first_name), Some(last_name), Some(birth_date)) = (first, last, birth) else {
+        return if state.config.demo {
+            Ok(None)
+        } else {
+            Err(ApiError::BadRequest("a real-money account needs first_name, last_name and birth_date (YYYY-MM-DD)".into()))
+        };
+    };
+    let (first_name, last_name) = (first_name.trim().to_owned(), last_name.trim().to_owned());
+    for (what, name) in [("first_name", &first_name), ("last_name", &last_name)] {
+        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+            return Err(ApiError::BadRequest(format!("{what} is 1 to 64 characters, none of them a control character")));
+        }
+    }
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let born = time::Date::parse(&birth_date, &format).map_err(|_| ApiError::BadRequest(format!("birth_date is a date as YYYY-MM-DD, not {birth_date:?}")))?;
+    let today = time::OffsetDateTime::from_unix_timestamp(state.config.clock.now()).map_err(|e| ApiError::Internal(e.to_string()))?.date();
+    if !is_adult(born, today) {
+        return Err(ApiError::Forbidden("under_age", "players are 18 or older (loi 2010-476, art. 5)".into()));
+    }
+    Ok(Some(Identity { first_name, last_name, birth_date }))
+}
+
+/// Whether someone born on `born` is 18 on `today` (born on 29 February: from 1 March of a common year).
+fn is_adult(born: time::Date, today: time::Date) -> bool {
+    let years = today.year() - born.year();
+    years > 18 || (years == 18 && (today.month() as u8, today.day()) >= (born.month() as u8, born.day()))
 }
 
 /// A name and a password a new account may have: the name checked, the password hashed.
@@ -213,10 +273,14 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
     if let Some(token) = session_token(&headers) {
         state.store.delete_session(&token_hash(&token)).await?;
     }
-    let mut response = ApiJson(LoggedOut { ok: true }).into_response();
-    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}", secure_attribute(&state));
+    Ok(clear_cookie(&state, ApiJson(LoggedOut { ok: true }).into_response()))
+}
+
+/// `response`, telling the browser to forget its session cookie.
+pub fn clear_cookie(state: &AppState, mut response: Response) -> Response {
+    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}", secure_attribute(state));
     response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
-    Ok(response)
+    response
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -253,4 +317,19 @@ pub async fn demo_deposit(State(state): State<AppState>, player: Player, ApiJson
     }
     state.store.credit(&player.id, demo_credit(amount), state.config.clock.now()).await?;
     Ok(ApiJson(me_of(&state, &player.id).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_adult;
+    use time::macros::date;
+
+    #[test]
+    fn a_player_is_an_adult_from_the_eighteenth_birthday_on() {
+        assert!(!is_adult(date!(2008 - 12 - 06), date!(2026 - 12 - 05)));
+        assert!(is_adult(date!(2008 - 12 - 05), date!(2026 - 12 - 05)));
+        assert!(is_adult(date!(1950 - 01 - 01), date!(2026 - 12 - 05)));
+        assert!(!is_adult(date!(2008 - 02 - 29), date!(2026 - 02 - 28)), "born on 29 February: not yet on the 28th");
+        assert!(is_adult(date!(2008 - 02 - 29), date!(2026 - 03 - 01)));
+    }
 }

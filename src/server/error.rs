@@ -2,6 +2,7 @@
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
 use super::store::StoreError;
+use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, PlaySummary};
 use crate::play::RevealError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody, JsonRejection, PathRejection, QueryRejection};
@@ -36,6 +37,16 @@ pub enum ApiError {
     RateLimited { retry_after: u64 },
     #[error("the server is busy: try again in a moment")]
     Busy,
+    #[error("your {} {} limit of {} cents allows {} cents more{}", flow_name(.0.flow), .0.span.as_str(), .0.limit_cents, .0.left_cents, frees(.0.frees_at))]
+    LimitReached(LimitRefusal),
+    #[error("set your 7-day {} limit first: no {} before it is set", flow_name(*.0), if *.0 == Flow::Stake { "purchase" } else { "deposit" })]
+    LimitsRequired(Flow),
+    #[error("{} until {}: no purchase and no deposit before then", pause_name(.0.kind), utc(.0.until))]
+    Paused(Pause),
+    #[error("you have played for {} minutes: acknowledge the reality check before buying again", .0.session_seconds / 60)]
+    RealityCheckDue(RealityCheck),
+    #[error("{1}")]
+    Forbidden(&'static str, String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -56,6 +67,11 @@ impl ApiError {
             ApiError::TimedOut => (StatusCode::REQUEST_TIMEOUT, "timed_out"),
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
+            ApiError::LimitReached(_) => (StatusCode::FORBIDDEN, "limit_reached"),
+            ApiError::LimitsRequired(_) => (StatusCode::FORBIDDEN, "limits_required"),
+            ApiError::Paused(_) => (StatusCode::FORBIDDEN, "paused"),
+            ApiError::RealityCheckDue(_) => (StatusCode::CONFLICT, "reality_check_due"),
+            ApiError::Forbidden(code, _) => (StatusCode::FORBIDDEN, code),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -71,12 +87,64 @@ pub struct ErrorBody {
     /// On a 500 only: the id the server's log files the cause under.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// On `limit_reached`: which limit, what it still allows, and when more frees up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<LimitRefusal>,
+    /// On `paused`: the break, self-exclusion or closure, and until when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause: Option<Pause>,
+    /// On `reality_check_due`: what the session has played.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reality_check: Option<RealityCheck>,
 }
 
 impl ErrorBody {
     fn new(code: &str, message: String) -> ErrorBody {
-        ErrorBody { error: code.to_owned(), message, request_id: None }
+        ErrorBody { error: code.to_owned(), message, request_id: None, limit: None, pause: None, reality_check: None }
     }
+}
+
+/// A reality check: how long the session has lasted, and what it played (net = staked − won).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct RealityCheck {
+    pub session_seconds: i64,
+    #[serde(flatten)]
+    pub play: PlaySummary,
+    /// Staked minus won.
+    pub net_cents: i64,
+}
+
+impl RealityCheck {
+    pub fn new(session_seconds: i64, play: PlaySummary) -> RealityCheck {
+        RealityCheck { session_seconds, play, net_cents: play.staked_cents as i64 - play.won_cents as i64 }
+    }
+}
+
+fn flow_name(flow: Flow) -> &'static str {
+    match flow {
+        Flow::Stake => "stake",
+        Flow::Deposit => "deposit",
+    }
+}
+
+fn pause_name(kind: PauseKind) -> &'static str {
+    match kind {
+        PauseKind::Break => "you are taking a break",
+        PauseKind::Exclusion => "you have excluded yourself",
+        PauseKind::Closed => "this account is closed",
+    }
+}
+
+fn frees(at: Option<i64>) -> String {
+    at.map_or_else(|| ", and never enough for this amount".into(), |at| format!("; more frees up at {}", utc(at)))
+}
+
+/// A time as people read it: RFC 3339 in UTC (« for ever » for a closed account).
+pub fn utc(unix_seconds: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix_seconds)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| "for ever".into())
 }
 
 /// The cause of a fault of ours, carried by its response to [`report_faults`], which logs it beside the
@@ -94,7 +162,14 @@ impl IntoResponse for ApiError {
             response.extensions_mut().insert(Fault(cause));
             return response;
         }
-        let mut response = (status, Json(ErrorBody::new(code, self.to_string()))).into_response();
+        let mut body = ErrorBody::new(code, self.to_string());
+        match &self {
+            ApiError::LimitReached(limit) => body.limit = Some(limit.clone()),
+            ApiError::Paused(pause) => body.pause = Some(*pause),
+            ApiError::RealityCheckDue(check) => body.reality_check = Some(*check),
+            _ => {}
+        }
+        let mut response = (status, Json(body)).into_response();
         let retry_after = match self {
             ApiError::RateLimited { retry_after } => Some(retry_after),
             ApiError::Busy => Some(1),
@@ -181,6 +256,21 @@ impl From<StoreError> for ApiError {
             StoreError::Finished => ApiError::Conflict("ticket_finished", e.to_string()),
             StoreError::AlreadyExists(_) => ApiError::Conflict("already_exists", e.to_string()),
             StoreError::NotAGuest => ApiError::Conflict("already_registered", e.to_string()),
+            StoreError::LimitReached(limit) => ApiError::LimitReached(limit),
+            StoreError::LimitsRequired(flow) => ApiError::LimitsRequired(flow),
+            StoreError::Paused(pause) => ApiError::Paused(pause),
+            StoreError::AlreadyPaused(pause) => {
+                ApiError::Conflict("already_paused", format!("play is already paused until {}, as long or longer", utc(pause.until)))
+            }
+            StoreError::RaiseNotYet { confirmable_at } => ApiError::Conflict(
+                "raise_not_yet",
+                format!("a raise applies no sooner than 48 h after it is asked: confirm it from {} on", utc(confirmable_at)),
+            ),
+            StoreError::RaiseLapsed { lapsed_at } => {
+                ApiError::Conflict("raise_lapsed", format!("this raise lapsed unconfirmed at {}: ask again", utc(lapsed_at)))
+            }
+            StoreError::NoRaisePending => ApiError::NotFound("pending raise of this limit"),
+            StoreError::Banned => ApiError::Forbidden("banned", e.to_string()),
             StoreError::Backend(cause) => ApiError::Internal(cause),
         }
     }

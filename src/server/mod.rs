@@ -20,6 +20,7 @@ pub mod openapi;
 pub mod passwords;
 pub mod printer;
 pub mod qa_deck;
+pub mod responsible;
 pub mod rules_page;
 pub mod store;
 pub mod tickets;
@@ -28,7 +29,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::http::{HeaderName, HeaderValue, header};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 pub use clock::{Clock, ManualClock};
 use error::ApiError;
 use printer::Printer;
@@ -270,6 +271,14 @@ pub fn router(state: AppState) -> Router {
         .route("/logout", post(auth::logout))
         .route("/me", get(auth::me))
         .route("/wallet/deposit", post(auth::demo_deposit))
+        .route("/responsible", get(responsible::standing))
+        .route("/responsible/limits", put(responsible::change_limit))
+        .route("/responsible/limits/confirm", post(responsible::confirm_raise))
+        .route("/responsible/pause", post(responsible::pause))
+        .route("/responsible/reality-check", put(responsible::set_reality_interval))
+        .route("/responsible/reality-check/acknowledge", post(responsible::acknowledge))
+        .route("/responsible/session", get(responsible::session))
+        .route("/responsible/history", get(responsible::history))
         .route("/tickets", post(tickets::buy).get(tickets::history))
         .route("/tickets/{id}", get(tickets::one))
         .route("/tickets/{id}/reveal", post(tickets::reveal))
@@ -494,6 +503,11 @@ async fn housekeeping_forever(state: AppState) {
         state.sessions_per_ip.limiter().retain_recent();
         state.logins_per_account.forget_idle();
         state.clients.forget_idle();
+        match state.store.lapse_raises(state.config.clock.now()).await {
+            Ok(0) => {}
+            Ok(lapsed) => tracing::info!(lapsed, "limit raises lapsed unconfirmed"),
+            Err(e) => tracing::warn!(error = %e, "lapsing limit raises failed"),
+        }
         if minute % 10 == 0 {
             let now = state.config.clock.now();
             match state.store.purge(now, now - GUEST_GRACE.as_secs() as i64, PURGE_ROUND).await {

@@ -20,6 +20,14 @@ use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
         super::auth::logout,
         super::auth::me,
         super::auth::demo_deposit,
+        super::responsible::standing,
+        super::responsible::change_limit,
+        super::responsible::confirm_raise,
+        super::responsible::pause,
+        super::responsible::set_reality_interval,
+        super::responsible::session,
+        super::responsible::acknowledge,
+        super::responsible::history,
         super::tickets::buy,
         super::tickets::history,
         super::tickets::one,
@@ -38,6 +46,7 @@ use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
     tags(
         (name = "players", description = "Guests, accounts, sessions and their money"),
         (name = "tickets", description = "Buying, scratching and finishing tickets"),
+        (name = "responsible", description = "Jeu responsable: limits, breaks and self-exclusion, reality checks, and their record"),
         (name = "public", description = "What anyone may read: keys, blocks, health")
     )
 )]

@@ -76,7 +76,8 @@ pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
         (status = 201, description = "Sold: the ticket and the balance after its 3 € stake", body = TicketAndBalance),
         (status = 200, description = "This key bought this ticket already: the same answer, nothing debited", body = TicketAndBalance),
         (status = 402, description = "`insufficient_funds`: the balance is under 3 €", body = ErrorBody),
-        (status = 409, description = "`sold_out`: no ticket is on sale; `idempotency_key_reused`: the key bought a ticket of the other mode", body = ErrorBody),
+        (status = 403, description = "`limit_reached`: a stake limit would be passed (`limit` says which, what is left and when more frees up); `limits_required`: real money needs the 7-day limits set first; `paused`: a break, self-exclusion or closure (`pause` says until when)", body = ErrorBody),
+        (status = 409, description = "`sold_out`: no ticket is on sale; `idempotency_key_reused`: the key bought a ticket of the other mode; `reality_check_due`: acknowledge the reality check first (`reality_check` sums up the session)", body = ErrorBody),
         SessionRefusals,
     ))]
 pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderMap, ApiJson(body): ApiJson<Purchase>) -> Result<Response, ApiError> {
@@ -89,7 +90,12 @@ pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderM
         .and_then(|k| std::str::from_utf8(k).ok())
         .ok_or_else(|| ApiError::BadRequest("send an Idempotency-Key header of 1 to 200 visible ASCII characters with every purchase".into()))?
         .to_owned();
-    let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now: state.config.clock.now() };
+    let now = state.config.clock.now();
+    if player.session.reality_due_at <= now {
+        return Err(super::responsible::reality_check_due(&state, &player, now).await);
+    }
+    let limits_required = !state.config.demo;
+    let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now, limits_required };
     let sale = state.store.sell(request).await?;
     let status = if sale.replayed { StatusCode::OK } else { StatusCode::CREATED };
     let balance_cents = balance_cents(sale.balance)?;

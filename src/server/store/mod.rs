@@ -22,6 +22,7 @@
 pub mod ledger;
 mod plan;
 pub mod postgres;
+pub mod responsible;
 mod rows;
 mod sql;
 pub mod sqlite;
@@ -58,6 +59,22 @@ pub enum StoreError {
     AlreadyExists(String),
     #[error("this player already has an account")]
     NotAGuest,
+    #[error("a responsible-gaming limit refuses it: {0:?}")]
+    LimitReached(responsible::LimitRefusal),
+    #[error("set your 7-day {} limit first", .0.as_str())]
+    LimitsRequired(responsible::Flow),
+    #[error("play is paused ({}) until {}", .0.kind.as_str(), .0.until)]
+    Paused(responsible::Pause),
+    #[error("play is already paused ({}) until {}, as long or longer", .0.kind.as_str(), .0.until)]
+    AlreadyPaused(responsible::Pause),
+    #[error("this raise can be confirmed from {confirmable_at} on")]
+    RaiseNotYet { confirmable_at: i64 },
+    #[error("this raise lapsed at {lapsed_at}, unconfirmed")]
+    RaiseLapsed { lapsed_at: i64 },
+    #[error("no raise of this limit is pending")]
+    NoRaisePending,
+    #[error("this identity is in the national ban file (fichier des interdits de jeu)")]
+    Banned,
     #[error("the store failed: {0}")]
     Backend(String),
 }
@@ -94,6 +111,8 @@ pub struct NewPlayer {
     pub name: Option<crate::server::names::PlayerName>,
     pub password_hash: Option<String>,
     pub guest: bool,
+    /// The identity a real-money account declares (refused if the ban file lists it).
+    pub identity: Option<responsible::Identity>,
     /// Credited with the player's creation, in the same unit of work.
     pub opening_credit: Option<Credit>,
 }
@@ -120,6 +139,8 @@ pub struct SaleRequest {
     /// The id the ticket takes if this is a new sale (a replay keeps the first sale's).
     pub ticket_id: String,
     pub now: i64,
+    /// Real money: no sale before the player has set a 7-day stake limit.
+    pub limits_required: bool,
 }
 
 /// A sold ticket as the store keeps it. The signed payload is not stored: it is printed from these
@@ -346,9 +367,10 @@ pub trait Store: Send + Sync {
     /// The credentials of the player whose name has this key (`names::key_of`).
     async fn credentials(&self, name_key: &str) -> Result<Option<Credentials>, StoreError>;
 
-    async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError>;
-    /// The player of an unexpired session.
-    async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError>;
+    /// A session starting `now`: its reality check due after the player's interval.
+    async fn create_session(&self, token_hash: &str, player_id: &str, now: i64, expires_at: i64) -> Result<(), StoreError>;
+    /// An unexpired session.
+    async fn session(&self, token_hash: &str, now: i64) -> Result<Option<responsible::SessionRecord>, StoreError>;
     async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError>;
 
     /// Money into a wallet from outside the game; returns the new balance.
@@ -396,6 +418,44 @@ pub trait Store: Send + Sync {
 
     /// What `vegas ledger check` verifies, read in one consistent snapshot.
     async fn ledger_facts(&self) -> Result<ledger::LedgerFacts, StoreError>;
+
+    // Responsible gaming (see [`responsible`]): every change is recorded with its time and actor.
+
+    /// The player's limits and what is left of each, pending raises, any pause, the reality-check interval.
+    async fn standing(&self, player_id: &str, now: i64) -> Result<responsible::Standing, StoreError>;
+    /// Sets one limit (`None`: none): a first or lower one at once, cancelling a pending raise of it; a
+    /// higher one or none is asked, to be confirmed from 48 h on. Returns how it applies.
+    async fn change_limit(
+        &self,
+        player_id: &str,
+        flow: responsible::Flow,
+        span: responsible::Span,
+        wanted: Option<Cents>,
+        now: i64,
+    ) -> Result<responsible::ChangeKind, StoreError>;
+    /// Applies a pending raise the player confirms, from 48 h after it was asked until it lapses.
+    async fn confirm_raise(&self, player_id: &str, flow: responsible::Flow, span: responsible::Span, now: i64) -> Result<(), StoreError>;
+    /// Takes away (and records) the raises that lapsed unconfirmed by `now`; how many.
+    async fn lapse_raises(&self, now: i64) -> Result<usize, StoreError>;
+    /// A break, self-exclusion or closure until `pause.until`, at once: every session of the player ends,
+    /// and nothing can be staked or deposited before then. Nothing shortens it: a pause that ends
+    /// sooner than the one in force is [`StoreError::AlreadyPaused`].
+    async fn pause(&self, player_id: &str, pause: responsible::Pause, actor: responsible::Actor, now: i64) -> Result<(), StoreError>;
+    /// The player's record from `since` on, oldest first.
+    async fn responsible_events(&self, player_id: &str, since: i64) -> Result<Vec<responsible::ResponsibleEvent>, StoreError>;
+    /// The minutes between the player's reality checks; the current sessions' next one comes that long
+    /// after `now` at the latest.
+    async fn set_reality_interval(&self, player_id: &str, minutes: u32, now: i64) -> Result<(), StoreError>;
+    /// The session's reality check is due: recorded as shown (once per due time).
+    async fn reality_check_shown(&self, token_hash: &str, now: i64) -> Result<(), StoreError>;
+    /// The player acknowledged it: the next one is due an interval from `now`.
+    async fn acknowledge_reality_check(&self, token_hash: &str, now: i64) -> Result<(), StoreError>;
+    /// What the player bought since `since` and won on it.
+    async fn play_since(&self, player_id: &str, since: i64) -> Result<responsible::PlaySummary, StoreError>;
+    /// Replaces the national ban file with these identity keys ([`responsible::Identity::key`]); every
+    /// account they match is closed: paused for good, its sessions ended, its balance paid out to
+    /// `cash` as a withdrawal. Returns the accounts closed, with what each was paid.
+    async fn import_bans(&self, keys: Vec<String>, now: i64) -> Result<Vec<(String, Cents)>, StoreError>;
 
     /// Every signing key, oldest first.
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError>;

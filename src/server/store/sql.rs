@@ -18,6 +18,7 @@ macro_rules! stale_guest {
         "p.guest AND p.created_at < $1 \
          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.player_id = p.id) \
          AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.player_id = p.id) \
+         AND NOT EXISTS (SELECT 1 FROM responsible_events e WHERE e.player_id = p.id) \
          AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.kind IN ('deposit', 'withdrawal') AND x.debit = 'wallet:' || p.id) \
          AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.kind IN ('deposit', 'withdrawal') AND x.credit = 'wallet:' || p.id)"
     };

@@ -19,6 +19,7 @@
 //! the one-sale unit of work here sells what a group leaves.
 
 use super::ledger::{self, Account, BlockTally, LedgerFacts, Transfer};
+use super::responsible as rg;
 use super::rows::{self, Columns, LotsCache};
 use super::sql::{self, BLOCK_QUERY, TICKET_COLUMNS};
 use super::{
@@ -28,7 +29,6 @@ use super::{
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
 use crate::payload::Serial;
-use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::names::PlayerName;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool, Transaction};
@@ -40,6 +40,7 @@ use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
 
+mod responsible;
 mod sales;
 
 mod embedded {
@@ -281,14 +282,6 @@ async fn transfer(tx: &Transaction<'_>, t: &Transfer<'_>, (debit_shard, credit_s
     Ok(Some(paid))
 }
 
-async fn credit_wallet(tx: &Transaction<'_>, player: &str, credit: &Credit, now: i64) -> Result<(), Failure> {
-    let shards = (shard_of(player.as_bytes()), 0);
-    transfer(tx, &Transfer::credit(player, credit.funding, credit.amount, &credit.reason), shards, now)
-        .await?
-        .ok_or_else(|| StoreError::Backend("the funding account refused to pay".into()))?;
-    Ok(())
-}
-
 async fn wallet_balance(client: &impl GenericClient, player: &str) -> Result<Cents, Failure> {
     let row = client.query_opt("SELECT balance FROM balances WHERE account = $1 AND shard = 0", &[&Account::Wallet(player).id()]).await?;
     Ok(cents(row.ok_or(StoreError::NotFound("player"))?.get(0))?)
@@ -379,29 +372,44 @@ async fn sell(tx: &Transaction<'_>, lots: &LotsCache, open: &OpenBlock, r: &Sale
     if let Some(sale) = replay(tx, r).await? {
         return Ok(sale);
     }
+    // The stake first: its guard (balance, limits, pause) decides whether there is a sale at all.
+    let (balance, stake_total) = responsible::take_stake(tx, &r.player_id, r.now, r.limits_required).await?;
     let Claimed { emission, block, stripe, start: index, .. } = claim(tx, open, r.now, 1).await?;
     let lots = lots_of(lots, tx, emission, block).await?;
     let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
     let lot = lot_of(code);
     let insert = tx
         .prepare_cached(
-            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
         )
         .await?;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
-        [&r.ticket_id, &r.player_id, &int(emission)?, &int(block)?, &int(index)?, &r.mode.as_str(), &sql_amount(lot)?, &r.now, &r.idempotency_key];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        &r.ticket_id,
+        &r.player_id,
+        &int(emission)?,
+        &int(block)?,
+        &int(index)?,
+        &r.mode.as_str(),
+        &sql_amount(lot)?,
+        &r.now,
+        &r.idempotency_key,
+        &stake_total,
+    ];
     if tx.execute(&insert, &params).await? == 0 {
         // A sale with this key committed while this one waited: undo this one, replay that one.
         return Err(Failure::Retry("a sale with this Idempotency-Key committed meanwhile".into()));
     }
-    let Some(balance) = transfer(tx, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), (0, stripe), r.now).await? else {
-        let balance = wallet_balance(tx, &r.player_id).await.or_else(|e| match e {
-            Failure::Store(StoreError::NotFound(_)) => Ok(Cents::ZERO),
-            other => Err(other),
-        })?;
-        return Err(StoreError::InsufficientFunds { balance, price: TICKET_PRICE }.into());
-    };
+    let stake = Transfer::stake(&r.player_id, &r.ticket_id, emission, block);
+    let post = tx
+        .prepare_cached(
+            "WITH got AS (UPDATE balances SET balance = balance + $3 WHERE account = $2 AND shard = $4 RETURNING 1) \
+             INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) SELECT 'stake', $1, $2, $3, $5, $6 FROM got",
+        )
+        .await?;
+    if tx.execute(&post, &[&stake.debit.id(), &stake.credit.id(), &sql_amount(stake.amount)?, &stripe, &r.ticket_id, &r.now]).await? != 1 {
+        return Err(StoreError::Backend(format!("no account {} shard {stripe}", stake.credit.id())).into());
+    }
     let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
     Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
 }
@@ -445,9 +453,17 @@ impl Store for PostgresStore {
             .unit(|tx| {
                 let player = player.clone();
                 Box::pin(async move {
+                    let identity_key = player.identity.as_ref().map(|i| i.key());
+                    if let Some(key) = &identity_key
+                        && responsible::banned(tx, key).await?
+                    {
+                        return Err(StoreError::Banned.into());
+                    }
+                    let identity = player.identity.as_ref();
                     let inserted = tx
                         .execute(
-                            "INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                            "INSERT INTO players (id, name, name_key, password_hash, guest, created_at, first_name, last_name, birth_date, identity_key) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
                             &[
                                 &player.id,
                                 &player.name.as_ref().map(|n| &n.shown),
@@ -455,6 +471,10 @@ impl Store for PostgresStore {
                                 &player.password_hash,
                                 &player.guest,
                                 &now,
+                                &identity.map(|i| &i.first_name),
+                                &identity.map(|i| &i.last_name),
+                                &identity.map(|i| &i.birth_date),
+                                &identity_key,
                             ],
                         )
                         .await?;
@@ -464,7 +484,7 @@ impl Store for PostgresStore {
                     }
                     open_account(tx, &Account::Wallet(&player.id)).await?;
                     if let Some(credit) = &player.opening_credit {
-                        credit_wallet(tx, &player.id, credit, now).await?;
+                        responsible::deposit(tx, &player.id, credit, now).await?;
                     }
                     Ok(PlayerRecord { balance: wallet_balance(tx, &player.id).await?, id: player.id, name: player.name.map(|n| n.shown), guest: player.guest })
                 })
@@ -490,20 +510,22 @@ impl Store for PostgresStore {
             .await
     }
 
-    async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
+    async fn create_session(&self, token_hash: &str, player_id: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
         self.core
             .autocommit(async |client| {
-                client.execute("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES ($1, $2, $3)", &[&token_hash, &player_id, &expires_at]).await?;
+                if client.execute(rg::CREATE_SESSION, &[&token_hash, &player_id, &now, &expires_at]).await? != 1 {
+                    return Err(StoreError::NotFound("player").into());
+                }
                 Ok(())
             })
             .await
     }
 
-    async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
+    async fn session(&self, token_hash: &str, now: i64) -> Result<Option<rg::SessionRecord>, StoreError> {
         self.core
             .autocommit(async |client| {
-                let find = client.prepare_cached("SELECT player_id FROM sessions WHERE token_hash = $1 AND expires_at > $2").await?;
-                Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| r.get(0)))
+                let find = client.prepare_cached(rg::SESSION).await?;
+                Ok(client.query_opt(&find, &[&token_hash, &now]).await?.map(|r| rg::session_from(&r)).transpose()?)
             })
             .await
     }
@@ -546,11 +568,7 @@ impl Store for PostgresStore {
         self.core
             .unit(|tx| {
                 let (player, credit) = (player_id.to_owned(), credit.clone());
-                Box::pin(async move {
-                    wallet_balance(tx, &player).await?;
-                    credit_wallet(tx, &player, &credit, now).await?;
-                    wallet_balance(tx, &player).await
-                })
+                Box::pin(async move { responsible::deposit(tx, &player, &credit, now).await })
             })
             .await
     }
@@ -801,6 +819,85 @@ impl Store for PostgresStore {
                     tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
                     ledger_facts(tx, &lots).await
                 })
+            })
+            .await
+    }
+
+    async fn standing(&self, player_id: &str, now: i64) -> Result<rg::Standing, StoreError> {
+        self.core.autocommit(async |client| responsible::standing(client, player_id, now).await).await
+    }
+
+    async fn change_limit(&self, player_id: &str, flow: rg::Flow, span: rg::Span, wanted: Option<Cents>, now: i64) -> Result<rg::ChangeKind, StoreError> {
+        self.core
+            .unit(|tx| {
+                let owned = player_id.to_owned();
+                Box::pin(async move { responsible::change_limit(tx, &owned, flow, span, wanted, now).await })
+            })
+            .await
+    }
+
+    async fn confirm_raise(&self, player_id: &str, flow: rg::Flow, span: rg::Span, now: i64) -> Result<(), StoreError> {
+        self.core
+            .unit(|tx| {
+                let owned = player_id.to_owned();
+                Box::pin(async move { responsible::confirm_raise(tx, &owned, flow, span, now).await })
+            })
+            .await
+    }
+
+    async fn lapse_raises(&self, now: i64) -> Result<usize, StoreError> {
+        self.core.unit(|tx| Box::pin(responsible::lapse_raises(tx, now))).await
+    }
+
+    async fn pause(&self, player_id: &str, pause: rg::Pause, actor: rg::Actor, now: i64) -> Result<(), StoreError> {
+        self.core
+            .unit(|tx| {
+                let owned = player_id.to_owned();
+                Box::pin(async move { responsible::pause(tx, &owned, pause, actor, now).await })
+            })
+            .await
+    }
+
+    async fn responsible_events(&self, player_id: &str, since: i64) -> Result<Vec<rg::ResponsibleEvent>, StoreError> {
+        self.core.autocommit(async |client| responsible::events(client, player_id, since).await).await
+    }
+
+    async fn set_reality_interval(&self, player_id: &str, minutes: u32, now: i64) -> Result<(), StoreError> {
+        self.core
+            .unit(|tx| {
+                let owned = player_id.to_owned();
+                Box::pin(async move { responsible::set_reality_interval(tx, &owned, minutes, now).await })
+            })
+            .await
+    }
+
+    async fn reality_check_shown(&self, token_hash: &str, now: i64) -> Result<(), StoreError> {
+        self.core
+            .unit(|tx| {
+                let owned = token_hash.to_owned();
+                Box::pin(async move { responsible::reality_check(tx, &owned, false, now).await })
+            })
+            .await
+    }
+
+    async fn acknowledge_reality_check(&self, token_hash: &str, now: i64) -> Result<(), StoreError> {
+        self.core
+            .unit(|tx| {
+                let owned = token_hash.to_owned();
+                Box::pin(async move { responsible::reality_check(tx, &owned, true, now).await })
+            })
+            .await
+    }
+
+    async fn play_since(&self, player_id: &str, since: i64) -> Result<rg::PlaySummary, StoreError> {
+        self.core.autocommit(async |client| responsible::summary(client, player_id, since).await).await
+    }
+
+    async fn import_bans(&self, keys: Vec<String>, now: i64) -> Result<Vec<(String, Cents)>, StoreError> {
+        self.core
+            .unit(|tx| {
+                let keys = keys.clone();
+                Box::pin(async move { responsible::import_bans(tx, &keys, now).await })
             })
             .await
     }

@@ -11,11 +11,13 @@
 //! lost connection), every sale of it is sold alone. Sold alone, a sale whose group did commit
 //! replays its ticket: keys are unique, so nothing is ever sold or debited twice.
 
+use super::responsible::GROUP_GUARD;
 use super::{Claimed, Core, Failure, cents, int, sell, sql_amount};
 use crate::block::lot_of;
 use crate::payload::Serial;
 use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::store::ledger::Account;
+use crate::server::store::responsible::{stake_base, window_starts};
 use crate::server::store::{Sale, SaleRequest, StoreError, TicketRecord};
 use deadpool_postgres::Transaction;
 use std::collections::{BTreeMap, HashSet};
@@ -26,6 +28,17 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 const GROUPERS: usize = 4;
 /// The most sales in one group.
 const GROUP: usize = 64;
+
+/// The running totals of the stakes of each player of `$1` at each window's start (`$2`, `$3`, `$4`).
+static GROUP_STAKE_BASES: &str = concat!(
+    "SELECT ",
+    stake_base!("p.id", "$2"),
+    ", ",
+    stake_base!("p.id", "$3"),
+    ", ",
+    stake_base!("p.id", "$4"),
+    " FROM unnest($1::TEXT[]) WITH ORDINALITY AS p(id, n) ORDER BY p.n"
+);
 
 pub(super) struct PendingSale {
     pub request: SaleRequest,
@@ -105,32 +118,43 @@ impl Core {
         let used: HashSet<(String, String)> = tx.query(&used, &[&players, &keys]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
         let new: Vec<usize> = (0..requests.len()).filter(|&i| !used.contains(&(requests[i].player_id.clone(), requests[i].idempotency_key.clone()))).collect();
 
-        // Each wallet pays for all its sales of the group, or for none (they are then sold alone). The
-        // wallets are locked in the order of their ids, as every group locks them: no deadlock.
+        // Each wallet pays for all its sales of the group, or for none (they are then sold alone, and
+        // hear why). Its guard is checked in the debit itself, with the running totals of its stakes at
+        // each window's start. The wallets are locked in the order of their ids, as every group locks
+        // them: no deadlock.
         let price = sql_amount(TICKET_PRICE)?;
-        let mut owed: BTreeMap<String, i64> = BTreeMap::new();
+        let now = requests.iter().map(|r| r.now).max().unwrap_or_default();
+        let mut owed: BTreeMap<String, (i64, &str)> = BTreeMap::new();
         for &i in &new {
-            *owed.entry(Account::Wallet(&requests[i].player_id).id()).or_default() += price;
+            owed.entry(Account::Wallet(&requests[i].player_id).id()).or_insert((0, &requests[i].player_id)).0 += price;
         }
-        let (wallets, amounts): (Vec<&String>, Vec<i64>) = owed.iter().map(|(w, a)| (w, *a)).unzip();
+        let buyers: Vec<&str> = owed.values().map(|(_, player)| *player).collect();
+        let [day, week, month] = window_starts(now);
+        let bases = tx.prepare_cached(&GROUP_STAKE_BASES).await?;
+        let bases: Vec<[i64; 3]> = tx.query(&bases, &[&buyers, &day, &week, &month]).await?.iter().map(|r| [r.get(0), r.get(1), r.get(2)]).collect();
+        let column = |n: usize| bases.iter().map(|b| b[n]).collect::<Vec<i64>>();
+        let (wallets, amounts): (Vec<&String>, Vec<i64>) = owed.iter().map(|(w, (a, _))| (w, *a)).unzip();
+        // Limits bind only a real-money group, or a wallet with limits set (demo).
+        let required = i64::from(requests.iter().any(|r| r.limits_required));
         let debit = tx
-            .prepare_cached(
-                "WITH owed AS (SELECT * FROM unnest($1::TEXT[], $2::BIGINT[]) AS o(account, amount)), \
+            .prepare_cached(&format!(
+                "WITH owed AS (SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $5::BIGINT[], $6::BIGINT[], $7::BIGINT[]) AS o(account, amount, day, week, month)), \
                       locked AS (SELECT b.account FROM balances b JOIN owed o ON o.account = b.account WHERE b.shard = 0 \
                                  ORDER BY b.account FOR UPDATE OF b) \
-                 UPDATE balances b SET balance = b.balance - o.amount FROM owed o, locked l \
-                 WHERE b.account = o.account AND l.account = o.account AND b.shard = 0 AND b.balance >= o.amount \
-                 RETURNING b.account, b.balance",
-            )
+                 UPDATE balances b SET balance = b.balance - o.amount, staked = b.staked + o.amount FROM owed o, locked l \
+                 WHERE b.account = o.account AND l.account = o.account AND b.shard = 0 AND b.balance >= o.amount AND {} \
+                 RETURNING b.account, b.balance, b.staked",
+                *GROUP_GUARD
+            ))
             .await?;
-        let mut balances: BTreeMap<String, i64> = tx.query(&debit, &[&wallets, &amounts]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let debited = tx.query(&debit, &[&wallets, &amounts, &now, &required, &column(0), &column(1), &column(2)]).await?;
+        let mut balances: BTreeMap<String, (i64, i64)> = debited.iter().map(|r| (r.get(0), (r.get(1), r.get(2)))).collect();
         let paid: Vec<usize> = new.into_iter().filter(|&i| balances.contains_key(&Account::Wallet(&requests[i].player_id).id())).collect();
         if paid.is_empty() {
             return Ok(requests.iter().map(|_| None).collect());
         }
 
         // As many indices as paid sales, from one stripe or more.
-        let now = requests.iter().map(|r| r.now).max().unwrap_or_default();
         let mut serials = Vec::with_capacity(paid.len());
         let mut stakes: Vec<(String, i32, i64)> = Vec::new();
         while serials.len() < paid.len() {
@@ -144,7 +168,18 @@ impl Core {
             stakes.push((Account::Stakes { emission, block }.id(), stripe, price * i64::from(count)));
         }
 
+        // Each wallet's balance and running total of stakes after each of its sales, from those after
+        // them all.
+        let mut after: Vec<(i64, i64)> = vec![(0, 0); paid.len()];
+        for (n, &i) in paid.iter().enumerate().rev() {
+            let wallet = balances
+                .get_mut(&Account::Wallet(&requests[i].player_id).id())
+                .ok_or_else(|| StoreError::Backend("a wallet paid but was not debited".into()))?;
+            after[n] = *wallet;
+            *wallet = (wallet.0 + price, wallet.1 - price);
+        }
         let sold: Vec<&SaleRequest> = paid.iter().map(|&i| &requests[i]).collect();
+        let stake_totals: Vec<i64> = after.iter().map(|(_, total)| *total).collect();
         let column = |f: fn(&SaleRequest) -> &str| sold.iter().map(|r| f(r)).collect::<Vec<&str>>();
         let (ids, buyers, sale_keys) = (column(|r| &r.ticket_id), column(|r| &r.player_id), column(|r| &r.idempotency_key));
         let modes: Vec<&str> = sold.iter().map(|r| r.mode.as_str()).collect();
@@ -165,8 +200,8 @@ impl Core {
         // One statement: the tickets, a stake transfer for each ticket inserted, the stakes' shards.
         let record = tx
             .prepare_cached(
-                "WITH sold AS (INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
-                               SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::INT[], $4::INT[], $5::INT[], $6::TEXT[], $7::BIGINT[], $8::BIGINT[], $9::TEXT[]) \
+                "WITH sold AS (INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
+                               SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::INT[], $4::INT[], $5::INT[], $6::TEXT[], $7::BIGINT[], $8::BIGINT[], $9::TEXT[], $16::BIGINT[]) \
                                ON CONFLICT (player_id, idempotency_key) DO NOTHING RETURNING id), \
                       staked AS (INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) \
                                  SELECT 'stake', s.debit, s.credit, $10, s.id, s.at \
@@ -197,6 +232,7 @@ impl Core {
                     &stake_accounts,
                     &stake_shards,
                     &stake_amounts,
+                    &stake_totals,
                 ],
             )
             .await?;
@@ -209,14 +245,10 @@ impl Core {
             return Err(StoreError::Backend("a block's stakes account has no shard for a stripe".into()).into());
         }
 
-        // Each wallet's balance after each of its sales, from its balance after them all.
         let mut sales: Vec<Option<Sale>> = requests.iter().map(|_| None).collect();
-        for (n, &i) in paid.iter().enumerate().rev() {
-            let request = &requests[i];
-            let balance = balances.get_mut(&wallets[n]).ok_or_else(|| StoreError::Backend("a wallet paid but was not debited".into()))?;
+        for (n, &i) in paid.iter().enumerate() {
             let (serial, lot) = serials[n];
-            sales[i] = Some(Sale { ticket: TicketRecord::sold(request, serial, lot), balance: cents(*balance)?, replayed: false });
-            *balance += price;
+            sales[i] = Some(Sale { ticket: TicketRecord::sold(&requests[i], serial, lot), balance: cents(after[n].0)?, replayed: false });
         }
         Ok(sales)
     }

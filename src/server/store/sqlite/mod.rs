@@ -4,9 +4,11 @@
 //! existing data directory is migrated when the server starts.
 
 mod checkpoint;
+mod responsible;
 mod writer;
 
 use super::ledger::{self, Account, BlockTally, LedgerFacts, Transfer};
+use super::responsible as rg;
 use super::rows::{self, Columns, LotsCache};
 use super::sql::{self, BLOCK_QUERY, TICKET_COLUMNS};
 use super::{
@@ -16,7 +18,6 @@ use super::{
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
 use crate::payload::Serial;
-use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::names::PlayerName;
 use async_trait::async_trait;
 use r2d2_sqlite::SqliteConnectionManager;
@@ -215,26 +216,25 @@ fn save_block_tree(conn: &Connection, emission: u32, block: u32, kept_level: &[H
 /// balances change with the transfer row. Returns the debited account's new balance, or `None` if it
 /// could not pay.
 fn transfer(conn: &Connection, t: &Transfer, now: i64) -> Result<Option<i64>, StoreError> {
-    let amount = sql_amount(t.amount)?;
     let paid: Option<i64> = conn
         .prepare_cached("UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND (kind <> 'wallet' OR balance >= ?2) RETURNING balance")?
-        .query_row(params![t.debit.id(), amount], |r| r.get(0))
+        .query_row(params![t.debit.id(), sql_amount(t.amount)?], |r| r.get(0))
         .optional()?;
-    if paid.is_none() {
-        return Ok(None);
+    if paid.is_some() {
+        post(conn, t, now)?;
     }
+    Ok(paid)
+}
+
+/// The rest of a transfer whose debit is done: the credit, and the transfer's row.
+fn post(conn: &Connection, t: &Transfer, now: i64) -> Result<(), StoreError> {
+    let amount = sql_amount(t.amount)?;
     let credited = conn.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?.execute(params![t.credit.id(), amount])?;
     if credited != 1 {
         return Err(StoreError::Backend(format!("no account {}", t.credit.id())));
     }
     conn.prepare_cached("INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
         .execute(params![t.kind.as_str(), t.debit.id(), t.credit.id(), amount, t.ticket, t.reason, now])?;
-    Ok(paid)
-}
-
-fn credit_wallet(conn: &Connection, player_id: &str, credit: &Credit, now: i64) -> Result<(), StoreError> {
-    transfer(conn, &Transfer::credit(player_id, credit.funding, credit.amount, &credit.reason), now)?
-        .ok_or_else(|| StoreError::Backend("the funding account refused to pay".into()))?;
     Ok(())
 }
 
@@ -294,6 +294,8 @@ fn sell(conn: &Connection, lots: &LotsCache, r: &SaleRequest) -> Result<Sale, St
     if let Some(sale) = replay(conn)? {
         return Ok(sale);
     }
+    // The stake first: its guard (balance, limits, pause) decides whether there is a sale at all.
+    let (balance, stake_total) = responsible::take_stake(conn, &r.player_id, r.now, r.limits_required)?;
     let slot: Option<(u32, u32, u32)> = conn
         .prepare_cached(
             "UPDATE block_sales SET sold = sold + 1, closed_at = CASE WHEN sold + 1 = size THEN ?1 END \
@@ -311,28 +313,18 @@ fn sell(conn: &Connection, lots: &LotsCache, r: &SaleRequest) -> Result<Sale, St
     );
     let inserted = conn
         .prepare_cached(
-            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
         )?
-        .execute(params![r.ticket_id, r.player_id, emission, block, index, r.mode.as_str(), sql_amount(lot)?, r.now, r.idempotency_key])?;
+        .execute(params![r.ticket_id, r.player_id, emission, block, index, r.mode.as_str(), sql_amount(lot)?, r.now, r.idempotency_key, stake_total])?;
     if inserted == 0 {
         // Only if a sale with this key was recorded since the replay check above, which one writer rules
         // out. The unique key still forbids a second ticket: this sale is undone, and a retry replays.
         return Err(StoreError::Backend("a sale with this Idempotency-Key was recorded meanwhile".into()));
     }
-    let Some(balance) = transfer(conn, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), r.now)? else {
-        return Err(StoreError::InsufficientFunds { balance: balance_or_zero(conn, &wallet)?, price: TICKET_PRICE });
-    };
+    post(conn, &Transfer::stake(&r.player_id, &r.ticket_id, emission, block), r.now)?;
     let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
     Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
-}
-
-/// A player without a wallet has nothing: the sale is refused as for an empty one.
-fn balance_or_zero(conn: &Connection, account: &Account) -> Result<Cents, StoreError> {
-    match balance(conn, account) {
-        Err(StoreError::NotFound(_)) => Ok(Cents::ZERO),
-        other => other,
-    }
 }
 
 // ---- the ledger check's facts --------------------------------------------------------------------
@@ -363,9 +355,17 @@ fn ledger_facts(conn: &Connection, lots: &LotsCache) -> Result<LedgerFacts, Stor
 impl Store for SqliteStore {
     async fn create_player(&self, player: NewPlayer, now: i64) -> Result<PlayerRecord, StoreError> {
         self.write(move |conn, _| {
+            let identity_key = player.identity.as_ref().map(|i| i.key());
+            if let Some(key) = &identity_key
+                && responsible::banned(conn, key)?
+            {
+                return Err(StoreError::Banned);
+            }
+            let identity = player.identity.as_ref();
             let inserted = conn
                 .prepare_cached(
-                    "INSERT INTO players (id, name, name_key, password_hash, guest, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                    "INSERT INTO players (id, name, name_key, password_hash, guest, created_at, first_name, last_name, birth_date, identity_key) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
                 )?
                 .execute(params![
                     player.id,
@@ -373,7 +373,11 @@ impl Store for SqliteStore {
                     player.name.as_ref().map(|n| &n.key),
                     player.password_hash,
                     player.guest,
-                    now
+                    now,
+                    identity.map(|i| &i.first_name),
+                    identity.map(|i| &i.last_name),
+                    identity.map(|i| &i.birth_date),
+                    identity_key,
                 ])?;
             if inserted == 0 {
                 return Err(if player.name.is_some() { StoreError::NameTaken } else { StoreError::AlreadyExists(format!("player {}", player.id)) });
@@ -381,7 +385,7 @@ impl Store for SqliteStore {
             let wallet = Account::Wallet(&player.id);
             open_account(conn, &wallet)?;
             if let Some(credit) = &player.opening_credit {
-                credit_wallet(conn, &player.id, credit, now)?;
+                responsible::deposit(conn, &player.id, credit, now)?;
             }
             Ok(PlayerRecord { balance: balance(conn, &wallet)?, id: player.id, name: player.name.map(|n| n.shown), guest: player.guest })
         })
@@ -410,25 +414,20 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn create_session(&self, token_hash: &str, player_id: &str, expires_at: i64) -> Result<(), StoreError> {
+    async fn create_session(&self, token_hash: &str, player_id: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
         let (token_hash, player_id) = (token_hash.to_owned(), player_id.to_owned());
         self.write(move |conn, _| {
-            conn.prepare_cached("INSERT INTO sessions (token_hash, player_id, expires_at) VALUES (?1, ?2, ?3)")?
-                .execute(params![token_hash, player_id, expires_at])?;
+            if responsible::prepare(conn, rg::CREATE_SESSION)?.execute(params![token_hash, player_id, now, expires_at])? != 1 {
+                return Err(StoreError::NotFound("player"));
+            }
             Ok(())
         })
         .await
     }
 
-    async fn session_player(&self, token_hash: &str, now: i64) -> Result<Option<String>, StoreError> {
+    async fn session(&self, token_hash: &str, now: i64) -> Result<Option<rg::SessionRecord>, StoreError> {
         let token_hash = token_hash.to_owned();
-        self.read(false, move |conn| {
-            Ok(conn
-                .prepare_cached("SELECT player_id FROM sessions WHERE token_hash = ?1 AND expires_at > ?2")?
-                .query_row(params![token_hash, now], |r| r.get(0))
-                .optional()?)
-        })
-        .await
+        self.read(false, move |conn| one(&mut responsible::prepare(conn, rg::SESSION)?, params![token_hash, now], |r| rg::session_from(r))).await
     }
 
     async fn register_guest(&self, player_id: &str, name: PlayerName, password_hash: String) -> Result<(), StoreError> {
@@ -458,13 +457,7 @@ impl Store for SqliteStore {
 
     async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError> {
         let player_id = player_id.to_owned();
-        self.write(move |conn, _| {
-            let wallet = Account::Wallet(&player_id);
-            balance(conn, &wallet).map_err(|_| StoreError::NotFound("player"))?;
-            credit_wallet(conn, &player_id, &credit, now)?;
-            balance(conn, &wallet)
-        })
-        .await
+        self.write(move |conn, _| responsible::deposit(conn, &player_id, &credit, now)).await
     }
 
     async fn debit(&self, player_id: &str, amount: Cents, reason: &str, now: i64) -> Result<Cents, StoreError> {
@@ -638,6 +631,59 @@ impl Store for SqliteStore {
                 .ok_or(StoreError::NotFound("design"))
         })
         .await
+    }
+
+    async fn standing(&self, player_id: &str, now: i64) -> Result<rg::Standing, StoreError> {
+        let player = player_id.to_owned();
+        self.read(false, move |conn| responsible::standing(conn, &player, now)).await
+    }
+
+    async fn change_limit(&self, player_id: &str, flow: rg::Flow, span: rg::Span, wanted: Option<Cents>, now: i64) -> Result<rg::ChangeKind, StoreError> {
+        let player = player_id.to_owned();
+        self.write(move |conn, _| responsible::change_limit(conn, &player, flow, span, wanted, now)).await
+    }
+
+    async fn confirm_raise(&self, player_id: &str, flow: rg::Flow, span: rg::Span, now: i64) -> Result<(), StoreError> {
+        let player = player_id.to_owned();
+        self.write(move |conn, _| responsible::confirm_raise(conn, &player, flow, span, now)).await
+    }
+
+    async fn lapse_raises(&self, now: i64) -> Result<usize, StoreError> {
+        self.write(move |conn, _| responsible::lapse_raises(conn, now)).await
+    }
+
+    async fn pause(&self, player_id: &str, pause: rg::Pause, actor: rg::Actor, now: i64) -> Result<(), StoreError> {
+        let player = player_id.to_owned();
+        self.write(move |conn, _| responsible::pause(conn, &player, pause, actor, now)).await
+    }
+
+    async fn responsible_events(&self, player_id: &str, since: i64) -> Result<Vec<rg::ResponsibleEvent>, StoreError> {
+        let player = player_id.to_owned();
+        self.read(false, move |conn| responsible::events(conn, &player, since)).await
+    }
+
+    async fn set_reality_interval(&self, player_id: &str, minutes: u32, now: i64) -> Result<(), StoreError> {
+        let player = player_id.to_owned();
+        self.write(move |conn, _| responsible::set_reality_interval(conn, &player, minutes, now)).await
+    }
+
+    async fn reality_check_shown(&self, token_hash: &str, now: i64) -> Result<(), StoreError> {
+        let token = token_hash.to_owned();
+        self.write(move |conn, _| responsible::reality_check(conn, &token, false, now)).await
+    }
+
+    async fn acknowledge_reality_check(&self, token_hash: &str, now: i64) -> Result<(), StoreError> {
+        let token = token_hash.to_owned();
+        self.write(move |conn, _| responsible::reality_check(conn, &token, true, now)).await
+    }
+
+    async fn play_since(&self, player_id: &str, since: i64) -> Result<rg::PlaySummary, StoreError> {
+        let player = player_id.to_owned();
+        self.read(false, move |conn| responsible::summary(conn, &player, since)).await
+    }
+
+    async fn import_bans(&self, keys: Vec<String>, now: i64) -> Result<Vec<(String, Cents)>, StoreError> {
+        self.write(move |conn, _| responsible::import_bans(conn, &keys, now)).await
     }
 
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {

@@ -1,0 +1,782 @@
+//! Responsible gaming, once for both backends: limits (« modérateurs ») on stakes and deposits over
+//! rolling windows, raises that wait, breaks and self-exclusion, and the record of it all.
+//!
+//! A wallet's own row is its guard. The statement that takes a stake ([`take_stake`]) or makes a
+//! deposit ([`give_deposit`]) checks in its own `WHERE` the limits in force, the wallet's running
+//! total and any pause, so that the check and the move are one statement: safe under concurrency on
+//! its own, as the balance check is (PostgreSQL re-evaluates the `WHERE` on the newest version of a
+//! row it waited for). What a rolling window holds is the wallet's running total now minus the total
+//! kept by its last stake (or deposit) at or before the window's start: those rows were written long
+//! before, never change, and are found by one index seek ([`stake_bases`], [`deposit_bases`]).
+
+use super::StoreError;
+use crate::money::Cents;
+use serde::Serialize;
+
+/// What a limit counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Flow {
+    /// Tickets bought.
+    Stake,
+    /// Money put into the wallet.
+    Deposit,
+}
+
+/// A rolling window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Span {
+    Day,
+    Week,
+    Month,
+}
+
+impl Span {
+    pub const ALL: [Span; 3] = [Span::Day, Span::Week, Span::Month];
+
+    /// Its length: 24 h, 7 × 24 h, 30 × 24 h.
+    pub fn seconds(self) -> i64 {
+        match self {
+            Span::Day => 86_400,
+            Span::Week => 7 * 86_400,
+            Span::Month => 30 * 86_400,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Span::Day => "day",
+            Span::Week => "week",
+            Span::Month => "month",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Span> {
+        Span::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl Flow {
+    pub const ALL: [Flow; 2] = [Flow::Stake, Flow::Deposit];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flow::Stake => "stake",
+            Flow::Deposit => "deposit",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Flow> {
+        Flow::ALL.into_iter().find(|f| f.as_str() == text)
+    }
+
+    /// The wallet row's running total of this flow.
+    fn total_column(self) -> &'static str {
+        match self {
+            Flow::Stake => "staked",
+            Flow::Deposit => "deposited",
+        }
+    }
+
+    /// The wallet row's column holding this limit.
+    pub fn limit_column(self, span: Span) -> &'static str {
+        match (self, span) {
+            (Flow::Stake, Span::Day) => "stake_day",
+            (Flow::Stake, Span::Week) => "stake_week",
+            (Flow::Stake, Span::Month) => "stake_month",
+            (Flow::Deposit, Span::Day) => "deposit_day",
+            (Flow::Deposit, Span::Week) => "deposit_week",
+            (Flow::Deposit, Span::Month) => "deposit_month",
+        }
+    }
+}
+
+/// A raise or a removal waits this long before the player may confirm it (décret 2010-518 art. 16).
+pub const RAISE_DELAY: i64 = 48 * 3600;
+/// Then the player has this long to confirm it; unconfirmed, it lapses.
+pub const CONFIRM_WINDOW: i64 = 7 * 86_400;
+
+/// Why play stops for a while.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseKind {
+    /// A break the player took (« pause »).
+    Break,
+    /// A self-exclusion (« auto-exclusion »).
+    Exclusion,
+    /// The account is closed (the national ban file matched it): for good.
+    Closed,
+}
+
+impl PauseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PauseKind::Break => "break",
+            PauseKind::Exclusion => "exclusion",
+            PauseKind::Closed => "closed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PauseKind> {
+        [PauseKind::Break, PauseKind::Exclusion, PauseKind::Closed].into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// A closed account is paused until the end of time.
+pub const FOREVER: i64 = i64::MAX;
+
+/// Who did something the record keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    Player,
+    /// The operator, from the command line.
+    Operator,
+    /// The server itself (a raise that lapsed).
+    Server,
+}
+
+impl Actor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Player => "player",
+            Actor::Operator => "operator",
+            Actor::Server => "server",
+        }
+    }
+}
+
+/// The limits in force on one wallet, by flow and span; `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitSet {
+    pub stake: [Option<Cents>; 3],
+    pub deposit: [Option<Cents>; 3],
+}
+
+impl LimitSet {
+    pub fn get(&self, flow: Flow, span: Span) -> Option<Cents> {
+        match flow {
+            Flow::Stake => self.stake[span.index()],
+            Flow::Deposit => self.deposit[span.index()],
+        }
+    }
+
+    pub fn set(&mut self, flow: Flow, span: Span, limit: Option<Cents>) {
+        match flow {
+            Flow::Stake => self.stake[span.index()] = limit,
+            Flow::Deposit => self.deposit[span.index()] = limit,
+        }
+    }
+}
+
+/// What a wallet's guard row holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Guard {
+    pub balance: Cents,
+    pub staked: Cents,
+    pub deposited: Cents,
+    pub limits: LimitSet,
+    pub paused_until: i64,
+}
+
+impl Guard {
+    fn total(&self, flow: Flow) -> Cents {
+        match flow {
+            Flow::Stake => self.staked,
+            Flow::Deposit => self.deposited,
+        }
+    }
+}
+
+/// The columns of a wallet's guard row, as [`guard_from`] reads them.
+pub const GUARD_COLUMNS: &str = "balance, staked, deposited, stake_day, stake_week, stake_month, deposit_day, deposit_week, deposit_month, paused_until";
+
+/// A guard row, from the columns of [`GUARD_COLUMNS`].
+pub fn guard_from(r: &impl super::rows::Columns) -> Result<Guard, StoreError> {
+    let limit = |i| r.optional_int(i)?.map(super::cents).transpose();
+    Ok(Guard {
+        balance: super::cents(r.int(0)?)?,
+        staked: super::cents(r.int(1)?)?,
+        deposited: super::cents(r.int(2)?)?,
+        limits: LimitSet { stake: [limit(3)?, limit(4)?, limit(5)?], deposit: [limit(6)?, limit(7)?, limit(8)?] },
+        paused_until: r.int(9)?,
+    })
+}
+
+/// The guard's condition for `amount` of `flow` at `now`, in the `WHERE` of the statement that moves
+/// it: no pause; the 7-day limit set if `required` is not 0; and every limit set still holds once the
+/// amount is counted. `bases` are the running totals at each window's start ([`Span::ALL`] order);
+/// `row` qualifies the columns (`b.` in a statement that names the table).
+fn guard_condition(flow: Flow, row: &str, amount: &str, now: &str, required: &str, bases: [&str; 3]) -> String {
+    let total = flow.total_column();
+    let week = flow.limit_column(Span::Week);
+    let mut condition = format!("{row}paused_until <= {now} AND (CAST({required} AS BIGINT) = 0 OR {row}{week} IS NOT NULL)");
+    for (span, base) in Span::ALL.into_iter().zip(bases) {
+        let limit = flow.limit_column(span);
+        condition.push_str(&format!(" AND ({row}{limit} IS NULL OR {row}{total} + {amount} - {base} <= {row}{limit})"));
+    }
+    condition
+}
+
+/// Takes a stake from the wallet `$1` whose guard allows it: `$2` the amount, `$3` now, `$4` whether
+/// the 7-day limits are required (1) or not (0), `$5`–`$7` the stake bases. `wallet` names its row
+/// (`accounts WHERE id = $1`, or PostgreSQL's `balances WHERE account = $1 AND shard = 0`). Returns the
+/// balance and the running total after it; no row if the balance or the guard refused it.
+pub fn take_stake(wallet: &str) -> String {
+    let guard = guard_condition(Flow::Stake, "", "$2", "$3", "$4", ["$5", "$6", "$7"]);
+    format!(
+        "UPDATE {} SET balance = balance - $2, staked = staked + $2 WHERE {} AND balance >= $2 AND {guard} RETURNING balance, staked",
+        table(wallet),
+        key(wallet)
+    )
+}
+
+/// Puts a deposit into the wallet `$1` whose guard allows it; the parameters as [`take_stake`]'s, with
+/// the deposit bases. Returns the balance and the running total after it.
+pub fn give_deposit(wallet: &str) -> String {
+    let guard = guard_condition(Flow::Deposit, "", "$2", "$3", "$4", ["$5", "$6", "$7"]);
+    format!("UPDATE {} SET balance = balance + $2, deposited = deposited + $2 WHERE {} AND {guard} RETURNING balance, deposited", table(wallet), key(wallet))
+}
+
+/// A group's debit (PostgreSQL): each wallet `b` pays `o.amount` if its guard allows it, with its bases
+/// `o.day`, `o.week`, `o.month`, `$3` now and `$4` whether limits are required.
+pub fn group_guard() -> String {
+    guard_condition(Flow::Stake, "b.", "o.amount", "$3", "$4", ["o.day", "o.week", "o.month"])
+}
+
+fn table(wallet: &str) -> &str {
+    wallet.split_once(" WHERE ").map_or(wallet, |(t, _)| t)
+}
+
+fn key(wallet: &str) -> &str {
+    wallet.split_once(" WHERE ").map_or("", |(_, k)| k)
+}
+
+/// The running total of player `$key`'s stakes at `$at`.
+macro_rules! stake_base {
+    ($key:literal, $at:literal) => {
+        concat!(
+            "COALESCE((SELECT MAX(stake_total) FROM tickets WHERE player_id = ",
+            $key,
+            " AND sold_at = (SELECT MAX(sold_at) FROM tickets WHERE player_id = ",
+            $key,
+            " AND sold_at <= ",
+            $at,
+            ")), 0)"
+        )
+    };
+}
+pub(crate) use stake_base;
+
+/// The running total of wallet `$1`'s deposits at `$at`.
+macro_rules! deposit_base {
+    ($at:literal) => {
+        concat!(
+            "COALESCE((SELECT MAX(wallet_total) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at = ",
+            "(SELECT MAX(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at <= ",
+            $at,
+            ")), 0)"
+        )
+    };
+}
+
+/// The running total of player `$1`'s stakes at each window's start (`$2`, `$3`, `$4`: the last ticket
+/// sold at or before it; of tickets sold in the same second, the one sold last).
+pub const STAKE_BASES: &str = concat!("SELECT ", stake_base!("$1", "$2"), ", ", stake_base!("$1", "$3"), ", ", stake_base!("$1", "$4"));
+
+/// The running total of wallet `$1`'s deposits at each window's start (`$2`, `$3`, `$4`).
+pub const DEPOSIT_BASES: &str = concat!("SELECT ", deposit_base!("$2"), ", ", deposit_base!("$3"), ", ", deposit_base!("$4"));
+
+/// When player `$1`'s first stake in the window (after `$2`) whose running total is at least `$3` was
+/// sold: once it leaves the window, `$3` is free again.
+pub const STAKE_REACHING: &str = "SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $2 AND stake_total >= $3";
+/// The same for the deposits into wallet `$1`.
+pub const DEPOSIT_REACHING: &str =
+    "SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $2 AND wallet_total >= $3";
+
+/// Each window's start at `now`, in [`Span::ALL`] order: what was counted at or before it is out.
+pub fn window_starts(now: i64) -> [i64; 3] {
+    Span::ALL.map(|span| now - span.seconds())
+}
+
+/// Why a stake or a deposit the guard refused was refused, from the guard row read after it (the
+/// balance last: a player past a limit hears of the limit). `Ok` if nothing in the guard refuses it.
+pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i64, required: bool) -> Result<(), Refused> {
+    if guard.paused_until > now {
+        return Err(Refused::Paused);
+    }
+    if required && guard.limits.get(flow, Span::Week).is_none() {
+        return Err(Refused::LimitsRequired);
+    }
+    let total = guard.total(flow).0 as i64;
+    let binding: Vec<Binding> = Span::ALL
+        .into_iter()
+        .zip(bases)
+        .filter_map(|(span, base)| {
+            let limit = guard.limits.get(flow, span)?;
+            let used = Cents(u64::try_from(total - base).unwrap_or(0));
+            (used.0 + amount.0 > limit.0).then_some(Binding { span, limit, used, need: total + amount.0 as i64 - limit.0 as i64 })
+        })
+        .collect();
+    if binding.is_empty() { Ok(()) } else { Err(Refused::Limits(binding)) }
+}
+
+/// What refused a move, before the store looks up when the allowance frees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    Paused,
+    LimitsRequired,
+    Limits(Vec<Binding>),
+}
+
+/// A limit the amount would pass: the running total must reach `need` at a window's start for the
+/// amount to fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub span: Span,
+    pub limit: Cents,
+    pub used: Cents,
+    pub need: i64,
+}
+
+/// The error a refused move is answered with: `pause_kind` read if it was a pause, and for each
+/// binding limit when its first reaching amount was counted ([`STAKE_REACHING`], [`DEPOSIT_REACHING`]).
+pub fn explain(refused: Result<(), Refused>, flow: Flow, amount: Cents, guard: &Guard, pause_kind: Option<PauseKind>, reaching: &[Option<i64>]) -> StoreError {
+    match refused {
+        Err(Refused::Paused) => StoreError::Paused(Pause { kind: pause_kind.unwrap_or(PauseKind::Break), until: guard.paused_until }),
+        Err(Refused::LimitsRequired) => StoreError::LimitsRequired(flow),
+        Err(Refused::Limits(binding)) => {
+            let refusals = binding.iter().zip(reaching).map(|(b, at)| b.refusal(flow, amount, *at)).collect();
+            binding_longest(refusals).map_or_else(|| StoreError::Backend("a limit refused, but none binds".into()), StoreError::LimitReached)
+        }
+        Ok(()) => match flow {
+            Flow::Stake => StoreError::InsufficientFunds { balance: guard.balance, price: amount },
+            Flow::Deposit => StoreError::Backend("the guard refused a deposit it allows".into()),
+        },
+    }
+}
+
+/// A stake or deposit refused by a limit, as the player is told.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct LimitRefusal {
+    pub flow: Flow,
+    /// The window whose limit refuses it (of several, the one that frees last).
+    pub span: Span,
+    pub limit_cents: u64,
+    /// What the window still allows now.
+    pub left_cents: u64,
+    /// When enough frees up for the amount (unix seconds); none if the limit is below it.
+    pub frees_at: Option<i64>,
+}
+
+impl Binding {
+    /// This limit's refusal, `first_reaching` being when the first amount counted in the window that
+    /// brings the running total to `need` was counted (from [`STAKE_REACHING`] or [`DEPOSIT_REACHING`]).
+    pub fn refusal(&self, flow: Flow, amount: Cents, first_reaching: Option<i64>) -> LimitRefusal {
+        let frees_at = if amount > self.limit { None } else { first_reaching.map(|at| at + self.span.seconds()) };
+        LimitRefusal { flow, span: self.span, limit_cents: self.limit.0, left_cents: self.limit.0.saturating_sub(self.used.0), frees_at }
+    }
+}
+
+/// Of the limits that refuse a move, the one the player must wait for longest (never, first).
+pub fn binding_longest(refusals: Vec<LimitRefusal>) -> Option<LimitRefusal> {
+    refusals.into_iter().max_by_key(|r| r.frees_at.unwrap_or(i64::MAX))
+}
+
+/// How a change of limit applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A first limit or a lower one: at once.
+    AtOnce,
+    /// A higher limit or none: after [`RAISE_DELAY`], once confirmed.
+    Raise,
+    /// The limit already is what is asked.
+    Same,
+}
+
+/// How changing `current` to `wanted` applies (`None`: no limit).
+pub fn change_kind(current: Option<Cents>, wanted: Option<Cents>) -> ChangeKind {
+    match (current, wanted) {
+        (a, b) if a == b => ChangeKind::Same,
+        (None, Some(_)) => ChangeKind::AtOnce,
+        (Some(a), Some(b)) if b < a => ChangeKind::AtOnce,
+        _ => ChangeKind::Raise,
+    }
+}
+
+/// A raise (or removal) of a limit asked and not yet applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct PendingRaise {
+    pub flow: Flow,
+    pub span: Span,
+    /// The limit asked for; none: the limit removed.
+    pub amount_cents: Option<u64>,
+    pub asked_at: i64,
+    /// From when the player may confirm it.
+    pub confirmable_at: i64,
+    /// When it lapses if not confirmed.
+    pub lapses_at: i64,
+}
+
+impl PendingRaise {
+    pub fn new(flow: Flow, span: Span, amount: Option<Cents>, asked_at: i64) -> PendingRaise {
+        let confirmable_at = asked_at + RAISE_DELAY;
+        PendingRaise { flow, span, amount_cents: amount.map(|a| a.0), asked_at, confirmable_at, lapses_at: confirmable_at + CONFIRM_WINDOW }
+    }
+
+    /// Whether it may be confirmed at `now`: not before its 48 h, not once lapsed.
+    pub fn confirmable(&self, now: i64) -> Result<(), StoreError> {
+        if now < self.confirmable_at {
+            Err(StoreError::RaiseNotYet { confirmable_at: self.confirmable_at })
+        } else if now >= self.lapses_at {
+            Err(StoreError::RaiseLapsed { lapsed_at: self.lapses_at })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// One limit as the player sees it: in force, used in its window, left, when more frees.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct LimitState {
+    pub flow: Flow,
+    pub span: Span,
+    /// None: no limit.
+    pub limit_cents: Option<u64>,
+    /// Counted in the window now.
+    pub used_cents: u64,
+    /// What the window still allows (none if no limit).
+    pub left_cents: Option<u64>,
+    /// When the oldest amount counted in the window leaves it.
+    pub next_frees_at: Option<i64>,
+}
+
+/// A player's responsible-gaming standing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Standing {
+    pub limits: Vec<LimitState>,
+    pub pending: Vec<PendingRaise>,
+    /// A break, exclusion or closure in force.
+    pub paused: Option<Pause>,
+    /// Minutes between reality checks.
+    pub reality_minutes: u32,
+}
+
+/// A pause in force (or asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Pause {
+    pub kind: PauseKind,
+    /// Unix seconds; a closed account's is [`FOREVER`].
+    pub until: i64,
+}
+
+/// The wallet's limits as they stand at `now`, `bases` and `oldest` being, per flow, the totals at each
+/// window's start and when the oldest amount still in each window was counted.
+pub fn limit_states(guard: &Guard, bases: [(Flow, [i64; 3], [Option<i64>; 3]); 2]) -> Vec<LimitState> {
+    let mut states = Vec::new();
+    for (flow, bases, oldest) in bases {
+        for ((span, base), oldest) in Span::ALL.into_iter().zip(bases).zip(oldest) {
+            let used = u64::try_from(guard.total(flow).0 as i64 - base).unwrap_or(0);
+            let limit = guard.limits.get(flow, span).map(|l| l.0);
+            states.push(LimitState {
+                flow,
+                span,
+                limit_cents: limit,
+                used_cents: used,
+                left_cents: limit.map(|l| l.saturating_sub(used)),
+                next_frees_at: oldest.filter(|_| used > 0).map(|at| at + span.seconds()),
+            });
+        }
+    }
+    states
+}
+
+/// A limit raise read back from the columns of [`RAISES`].
+pub fn raise_from(r: &impl super::rows::Columns) -> Result<PendingRaise, StoreError> {
+    let (flow, span) = (r.text(0)?, r.text(1)?);
+    let flow = Flow::parse(&flow).ok_or_else(|| StoreError::Backend(format!("a raise of flow {flow:?}")))?;
+    let span = Span::parse(&span).ok_or_else(|| StoreError::Backend(format!("a raise over {span:?}")))?;
+    Ok(PendingRaise::new(flow, span, r.optional_int(2)?.map(super::cents).transpose()?, r.int(3)?))
+}
+
+/// Player `$1`'s pending raises.
+pub const RAISES: &str = "SELECT flow, span, amount, asked_at FROM limit_raises WHERE player_id = $1 ORDER BY flow, span";
+/// Asks a raise for player `$1` of limit (`$2` flow, `$3` span) to `$4` (null: removed) at `$5`, in place
+/// of any pending one.
+pub const ASK_RAISE: &str = "INSERT INTO limit_raises (player_id, flow, span, amount, asked_at) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (player_id, flow, span) DO UPDATE SET amount = excluded.amount, asked_at = excluded.asked_at";
+/// Takes player `$1`'s pending raise of (`$2`, `$3`) away, returning what it was.
+pub const DROP_RAISE: &str = "DELETE FROM limit_raises WHERE player_id = $1 AND flow = $2 AND span = $3 RETURNING flow, span, amount, asked_at";
+/// Raises asked at or before `$1`: lapsed, unconfirmed.
+/// Read by [`raise_from`], the player last.
+pub const LAPSED_RAISES: &str = "SELECT flow, span, amount, asked_at, player_id FROM limit_raises WHERE asked_at <= $1 ORDER BY asked_at LIMIT 256";
+/// Takes raise (`$1`, `$2`, `$3`) away if it is still the one asked at `$4`.
+pub const DROP_LAPSED: &str = "DELETE FROM limit_raises WHERE player_id = $1 AND flow = $2 AND span = $3 AND asked_at = $4";
+
+/// Sets the limit `(flow, span)` of wallet `$1` to `$2` if it still is `$3` (compare-and-set: a change
+/// that read an older limit changes nothing).
+pub fn set_limit(wallet: &str, flow: Flow, span: Span) -> String {
+    let column = flow.limit_column(span);
+    format!("UPDATE {} SET {column} = $2 WHERE {} AND {column} IS NOT DISTINCT FROM $3", table(wallet), key(wallet))
+}
+
+/// Pauses wallet `$1` until `$2`, if it is not paused as long already.
+pub fn pause_wallet(wallet: &str) -> String {
+    format!("UPDATE {} SET paused_until = $2 WHERE {} AND paused_until < $2", table(wallet), key(wallet))
+}
+
+/// Reads wallet `$1`'s guard row.
+pub fn read_guard(wallet: &str) -> String {
+    format!("SELECT {GUARD_COLUMNS} FROM {} WHERE {}", table(wallet), key(wallet))
+}
+
+/// What changes when a limit is changed: the statements a backend runs, and the events it records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitPlan {
+    pub kind: ChangeKind,
+    /// The limit to write at once (`AtOnce`).
+    pub set: Option<Option<Cents>>,
+    /// A raise to ask (`Raise`).
+    pub ask: Option<PendingRaise>,
+    /// A pending raise of the same limit to take away (a lower limit, or the same again, cancels it).
+    pub cancel_pending: bool,
+    /// `(kind, detail)` to record, in order.
+    pub events: Vec<(&'static str, String)>,
+}
+
+/// How changing limit `(flow, span)` from `current` to `wanted` at `now` goes, `pending` being the raise
+/// of it already asked, if any.
+pub fn plan_change(flow: Flow, span: Span, current: Option<Cents>, wanted: Option<Cents>, pending: Option<&PendingRaise>, now: i64) -> LimitPlan {
+    let kind = change_kind(current, wanted);
+    let mut events = Vec::new();
+    let cancel_pending = pending.is_some() && kind != ChangeKind::Raise;
+    if cancel_pending {
+        events.push(("raise_cancelled", limit_detail(flow, span, pending.and_then(|p| p.amount_cents).map(Cents), current)));
+    }
+    let (set, ask) = match kind {
+        ChangeKind::AtOnce => {
+            events.push((if current.is_none() { "limit_set" } else { "limit_lowered" }, limit_detail(flow, span, wanted, current)));
+            (Some(wanted), None)
+        }
+        ChangeKind::Raise => {
+            events.push(("raise_asked", limit_detail(flow, span, wanted, current)));
+            (None, Some(PendingRaise::new(flow, span, wanted, now)))
+        }
+        ChangeKind::Same => (None, None),
+    };
+    LimitPlan { kind, set, ask, cancel_pending, events }
+}
+
+/// The standing a player reads, from what the backend looked up.
+pub struct StandingFacts {
+    pub guard: Guard,
+    pub stake_bases: [i64; 3],
+    pub stake_oldest: [Option<i64>; 3],
+    pub deposit_bases: [i64; 3],
+    pub deposit_oldest: [Option<i64>; 3],
+    pub pending: Vec<PendingRaise>,
+    pub pause_kind: Option<PauseKind>,
+    pub reality_minutes: u32,
+}
+
+impl StandingFacts {
+    pub fn standing(self, now: i64) -> Standing {
+        let limits = limit_states(&self.guard, [(Flow::Stake, self.stake_bases, self.stake_oldest), (Flow::Deposit, self.deposit_bases, self.deposit_oldest)]);
+        let paused = (self.guard.paused_until > now).then(|| Pause { kind: self.pause_kind.unwrap_or(PauseKind::Break), until: self.guard.paused_until });
+        // A raise past its time is shown lapsed until the server's round takes it away: not pending.
+        let pending = self.pending.into_iter().filter(|p| now < p.lapses_at).collect();
+        Standing { limits, pending, paused, reality_minutes: self.reality_minutes }
+    }
+}
+
+/// When the oldest stake of player `$1` still in each window (after `$2`, `$3`, `$4`) was made.
+pub const STAKE_OLDEST: &str = "SELECT (SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $2), \
+     (SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $3), \
+     (SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $4)";
+/// The same for the deposits into wallet `$1`.
+pub const DEPOSIT_OLDEST: &str = "SELECT (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $2), \
+     (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $3), \
+     (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $4)";
+
+/// One entry of the record, as the player and the operator read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ResponsibleEvent {
+    pub at: i64,
+    /// `player`, `operator` or `server`.
+    pub actor: String,
+    /// `limit_lowered`, `raise_asked`, `raise_confirmed`, `raise_lapsed`, `raise_cancelled`, `break`,
+    /// `exclusion`, `ban_file_match`, `reality_check_shown`, `reality_check_acknowledged`,
+    /// `reality_interval_set`.
+    pub kind: String,
+    /// What changed, as JSON.
+    #[schema(value_type = Object)]
+    pub detail: serde_json::Value,
+}
+
+/// Appends an event: `$1` player, `$2` at, `$3` actor, `$4` kind, `$5` detail (JSON text).
+pub const RECORD: &str = "INSERT INTO responsible_events (player_id, at, actor, kind, detail) VALUES ($1, $2, $3, $4, $5)";
+/// Player `$1`'s events from `$2` on, oldest first.
+pub const EVENTS: &str = "SELECT at, actor, kind, detail FROM responsible_events WHERE player_id = $1 AND at >= $2 ORDER BY at, id";
+
+/// An event from the columns of [`EVENTS`].
+pub fn event_from(r: &impl super::rows::Columns) -> Result<ResponsibleEvent, StoreError> {
+    Ok(ResponsibleEvent { at: r.int(0)?, actor: r.text(1)?, kind: r.text(2)?, detail: r.json(3)? })
+}
+
+/// A limit's detail in the record.
+pub fn limit_detail(flow: Flow, span: Span, amount: Option<Cents>, before: Option<Cents>) -> String {
+    serde_json::json!({ "flow": flow, "span": span, "limit_cents": amount.map(|a| a.0), "before_cents": before.map(|a| a.0) }).to_string()
+}
+
+/// What the reality check sums up: the session's play so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct PlaySummary {
+    pub tickets: u64,
+    pub staked_cents: u64,
+    /// Wins credited on the session's tickets.
+    pub won_cents: u64,
+}
+
+/// Tickets player `$1` bought since `$2`, what they staked (3 € each) and the wins credited on them.
+pub const PLAY_SINCE: &str = "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN credited_at IS NOT NULL THEN lot_cents ELSE 0 END), 0) AS BIGINT) \
+     FROM tickets WHERE player_id = $1 AND sold_at >= $2";
+
+/// A reality check's detail in the record: how long the session has lasted and what it played.
+pub fn reality_detail(seconds: i64, play: PlaySummary) -> String {
+    serde_json::json!({ "session_seconds": seconds, "play": play }).to_string()
+}
+
+/// A session `$1` of player `$2` from `$3` to `$4`, its reality check due after the player's interval.
+pub const CREATE_SESSION: &str = "INSERT INTO sessions (token_hash, player_id, started_at, expires_at, reality_due_at) \
+     SELECT $1, $2, $3, $4, CAST($3 AS BIGINT) + reality_minutes * 60 FROM players WHERE id = $2";
+/// Session `$1`, if unexpired at `$2`.
+pub const SESSION: &str = "SELECT player_id, started_at, reality_due_at FROM sessions WHERE token_hash = $1 AND expires_at > $2";
+/// Brings player `$1`'s sessions' next reality check to `$2` at the latest.
+pub const SOONER_REALITY_CHECKS: &str = "UPDATE sessions SET reality_due_at = $2 WHERE player_id = $1 AND reality_due_at > $2";
+/// Marks session `$1`'s due reality check (at `$2`) as shown, once per due time.
+pub const SHOW_REALITY_CHECK: &str = "UPDATE sessions SET reality_told_at = reality_due_at \
+     WHERE token_hash = $1 AND reality_due_at <= $2 AND reality_told_at IS DISTINCT FROM reality_due_at RETURNING player_id, started_at";
+/// Acknowledges session `$1`'s due reality check at `$2`: the next one an interval later.
+pub const ACKNOWLEDGE_REALITY_CHECK: &str = "UPDATE sessions SET reality_due_at = CAST($2 AS BIGINT) + (SELECT p.reality_minutes * 60 FROM players p WHERE p.id = sessions.player_id) \
+     WHERE token_hash = $1 AND reality_due_at <= $2 RETURNING player_id, started_at";
+/// The open accounts the ban file lists.
+pub const BANNED_OPEN_ACCOUNTS: &str =
+    "SELECT p.id FROM players p JOIN banned_identities b ON b.identity_key = p.identity_key WHERE p.closed_at IS NULL ORDER BY p.id";
+
+/// The session of a token, as the server checks it on each request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub player_id: String,
+    pub started_at: i64,
+    /// When its next reality check is due.
+    pub reality_due_at: i64,
+}
+
+/// A session from the columns of [`SESSION`].
+pub fn session_from(r: &impl super::rows::Columns) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord { player_id: r.text(0)?, started_at: r.int(1)?, reality_due_at: r.int(2)? })
+}
+
+/// The minutes a reality check may come after.
+pub const REALITY_INTERVALS: [u32; 3] = [15, 30, 60];
+
+/// The identity a real-money player declares, as the ban file is matched against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub first_name: String,
+    pub last_name: String,
+    /// `YYYY-MM-DD`.
+    pub birth_date: String,
+}
+
+impl Identity {
+    /// The key a ban file's line and a player's identity match on: names without accents, case,
+    /// spaces, hyphens or apostrophes, and the date of birth.
+    pub fn key(&self) -> String {
+        format!("{}|{}|{}", fold(&self.last_name), fold(&self.first_name), self.birth_date)
+    }
+}
+
+fn fold(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfkd().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(staked: u64, week: Option<u64>) -> Guard {
+        let mut limits = LimitSet::default();
+        limits.set(Flow::Stake, Span::Week, week.map(Cents));
+        Guard { balance: Cents(10_000), staked: Cents(staked), limits, ..Guard::default() }
+    }
+
+    #[test]
+    fn a_stake_is_refused_by_the_limit_it_would_pass_and_frees_one_window_after_the_first_stake_that_must_leave() {
+        // 9 € staked in the week, limit 10 €: a 3 € ticket needs the total at the window's start to be 2 €.
+        let refused = refusal(&guard(900, Some(1_000)), Flow::Stake, Cents(300), [0, 0, 0], 1_000_000, true);
+        let Err(Refused::Limits(binding)) = refused else { panic!("{refused:?}") };
+        assert_eq!(binding, vec![Binding { span: Span::Week, limit: Cents(1_000), used: Cents(900), need: 200 }]);
+        let told = binding[0].refusal(Flow::Stake, Cents(300), Some(999_000));
+        assert_eq!(told, LimitRefusal { flow: Flow::Stake, span: Span::Week, limit_cents: 1_000, left_cents: 100, frees_at: Some(999_000 + 7 * 86_400) });
+        // Once 3 € left the window (a base of 300), it fits.
+        assert_eq!(refusal(&guard(900, Some(1_000)), Flow::Stake, Cents(300), [0, 300, 0], 1_000_000, true), Ok(()));
+        // Below the price, it never frees.
+        assert_eq!(Binding { span: Span::Week, limit: Cents(200), used: Cents(0), need: 100 }.refusal(Flow::Stake, Cents(300), Some(5)).frees_at, None);
+    }
+
+    #[test]
+    fn a_pause_comes_first_then_the_required_limits_then_the_limits() {
+        let mut paused = guard(0, Some(1_000));
+        paused.paused_until = 2_000;
+        assert_eq!(refusal(&paused, Flow::Stake, Cents(300), [0; 3], 1_999, true), Err(Refused::Paused));
+        assert_eq!(refusal(&paused, Flow::Stake, Cents(300), [0; 3], 2_000, true), Ok(()), "a pause ends at its second");
+        assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, true), Err(Refused::LimitsRequired));
+        assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, false), Ok(()), "demo mode requires none");
+        assert_eq!(refusal(&guard(0, None), Flow::Deposit, Cents(300), [0; 3], 0, false), Ok(()));
+    }
+
+    #[test]
+    fn lowering_or_a_first_limit_is_at_once_and_raising_or_removing_waits() {
+        assert_eq!(change_kind(None, Some(Cents(100))), ChangeKind::AtOnce);
+        assert_eq!(change_kind(Some(Cents(100)), Some(Cents(50))), ChangeKind::AtOnce);
+        assert_eq!(change_kind(Some(Cents(100)), Some(Cents(150))), ChangeKind::Raise);
+        assert_eq!(change_kind(Some(Cents(100)), None), ChangeKind::Raise);
+        assert_eq!(change_kind(Some(Cents(100)), Some(Cents(100))), ChangeKind::Same);
+        assert_eq!(change_kind(None, None), ChangeKind::Same);
+    }
+
+    #[test]
+    fn a_raise_is_confirmable_from_48_hours_and_lapses_a_week_later() {
+        let raise = PendingRaise::new(Flow::Stake, Span::Week, Some(Cents(5_000)), 1_000);
+        assert_eq!(raise.confirmable(1_000 + 48 * 3600 - 60), Err(StoreError::RaiseNotYet { confirmable_at: 1_000 + 48 * 3600 }));
+        assert_eq!(raise.confirmable(1_000 + 48 * 3600), Ok(()));
+        assert_eq!(raise.confirmable(raise.lapses_at), Err(StoreError::RaiseLapsed { lapsed_at: 1_000 + 48 * 3600 + 7 * 86_400 }));
+    }
+
+    #[test]
+    fn the_guard_checks_every_window_in_the_statement_that_moves_the_money() {
+        let sql = take_stake("accounts WHERE id = $1");
+        assert!(
+            sql.starts_with("UPDATE accounts SET balance = balance - $2, staked = staked + $2 WHERE id = $1 AND balance >= $2 AND paused_until <= $3"),
+            "{sql}"
+        );
+        for (limit, base) in [("stake_day", "$5"), ("stake_week", "$6"), ("stake_month", "$7")] {
+            assert!(sql.contains(&format!("({limit} IS NULL OR staked + $2 - {base} <= {limit})")), "{sql}");
+        }
+        assert!(give_deposit("balances WHERE account = $1 AND shard = 0").contains("WHERE account = $1 AND shard = 0 AND paused_until <= $3"));
+    }
+
+    #[test]
+    fn identities_match_whatever_the_accents_case_and_hyphens() {
+        let declared = Identity { first_name: "Jean-Émile".into(), last_name: "D'Arc".into(), birth_date: "1990-02-03".into() };
+        let listed = Identity { first_name: "JEAN EMILE".into(), last_name: "darc".into(), birth_date: "1990-02-03".into() };
+        assert_eq!(declared.key(), listed.key());
+        assert_ne!(declared.key(), Identity { birth_date: "1990-02-04".into(), ..listed }.key());
+    }
+}
