@@ -13,7 +13,7 @@ mod cli {
     use vegas::server::store::ledger;
     use vegas::server::store::sqlite::Opening;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
-    use vegas::server::{AppState, Clock, Config, Database, blocks, limits, printer, qa_deck};
+    use vegas::server::{AppState, Clock, Config, Database, blocks, limits, operator, printer, qa_deck};
 
     #[derive(Parser)]
     #[command(name = "vegas", about = "Vegas — the instant-lottery ticket server")]
@@ -99,6 +99,16 @@ mod cli {
             #[command(subcommand)]
             command: WalletCommand,
         },
+        /// Players, as the operator sees them.
+        Player {
+            #[command(subcommand)]
+            command: PlayerCommand,
+        },
+        /// The national ban file (« fichier des interdits de jeu »).
+        Exclusions {
+            #[command(subcommand)]
+            command: ExclusionsCommand,
+        },
         /// Bring the store's schema to this version (`serve` does it too when it starts).
         Migrate,
         /// Check a closed block from its published document alone, as any player can: every ticket
@@ -146,6 +156,24 @@ mod cli {
         /// Why, kept with the transfer in the ledger.
         #[arg(long)]
         reason: String,
+    }
+
+    #[derive(Subcommand)]
+    enum PlayerCommand {
+        /// A player's balance, limits and what is left of each, pending raises, breaks and exclusions,
+        /// and the whole record of them. Read-only: nothing here lifts a break or an exclusion.
+        Show {
+            /// The player's id (`p-…`) or name.
+            player: String,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum ExclusionsCommand {
+        /// Replace the ban file with FILE (CSV with a header: nom;prenom;date_naissance — see README);
+        /// every open account it lists is closed, its balance paid out to `cash`, its sessions ended,
+        /// and a registration it lists is refused. Prints what it matched.
+        Import { file: PathBuf },
     }
 
     #[derive(Subcommand)]
@@ -307,6 +335,24 @@ mod cli {
                 }
                 .map_err(|e| e.to_string())?;
                 println!("{player}: balance {balance}");
+                Ok(())
+            }
+            Command::Player { command: PlayerCommand::Show { player } } => {
+                let store = database.open(Opening::Beside).await?;
+                let id = player_id(&*store, &player).await?;
+                print!("{}", operator::player_page(&*store, &id, clock.now()).await.map_err(|e| e.to_string())?);
+                Ok(())
+            }
+            Command::Exclusions { command: ExclusionsCommand::Import { file } } => {
+                let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                let identities = operator::read_ban_file(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+                let store = database.open(Opening::Beside).await?;
+                let keys = identities.iter().map(|i| i.key()).collect();
+                let closed = store.import_bans(keys, clock.now()).await.map_err(|e| e.to_string())?;
+                println!("{} identities imported; {} open account(s) matched and closed", identities.len(), closed.len());
+                for (player, paid) in closed {
+                    println!("  {player}: closed, {paid} paid out");
+                }
                 Ok(())
             }
             Command::Verify { document, ticket } => verify(&document, ticket),

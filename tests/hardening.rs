@@ -50,7 +50,8 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
 
     let (status, body) = send(http.post(format!("{base}/api/guest"))).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")), "no guest with free money");
-    let response = http.post(format!("{base}/api/register")).json(&json!({"name": "alice", "password": "correct horse"})).send().await.unwrap();
+    let identity = json!({"name": "alice", "password": "correct horse", "first_name": "Alice", "last_name": "Durand", "birth_date": "1985-07-14"});
+    let response = http.post(format!("{base}/api/register")).json(&identity).send().await.unwrap();
     let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
     assert!(!cookie.contains("Secure"), "plain HTTP on loopback (a local run) keeps its cookie: {cookie}");
     let (status, body): (_, Value) = (response.status(), response.json().await.unwrap());
@@ -61,6 +62,14 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     let (status, body) = send(http.post(format!("{base}/api/wallet/deposit")).bearer_auth(&token).json(&json!({"amount_cents": 10_000}))).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")));
     let buy = |key: &str| http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", key).json(&json!({"mode": "auto"}));
+    let (status, body) = send(buy("first")).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("limits_required")), "{body}");
+    let refused = vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"]);
+    assert!(refused.contains("7-day deposit limit is not set"), "no money before the limits: {refused}");
+    for flow in ["stake", "deposit"] {
+        let limit = json!({"flow": flow, "span": "week", "amount_cents": 20_000});
+        assert_eq!(send(http.put(format!("{base}/api/responsible/limits")).bearer_auth(&token).json(&limit)).await.0, StatusCode::OK);
+    }
     assert_eq!(send(buy("first")).await.0, StatusCode::PAYMENT_REQUIRED);
 
     let out = vegas(&data, &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"]);
@@ -86,6 +95,26 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     vegas(&data, &["wallet", "debit", "--player", "alice", "--amount", &amount, "--reason", "payout"]);
     let (_, me) = send(http.get(format!("{base}/api/me")).bearer_auth(&token)).await;
     assert_eq!(me["balance_cents"], 0, "everything paid out");
+
+    // A self-exclusion: no command lifts it, the operator's page shows it, the ban file closes the account.
+    vegas(&data, &["wallet", "credit", "--player", "alice", "--amount", "5", "--reason", "bank transfer 4712"]);
+    let exclusion = json!({"kind": "exclusion", "months": 6});
+    assert_eq!(send(http.post(format!("{base}/api/responsible/pause")).bearer_auth(&token).json(&exclusion)).await.0, StatusCode::OK);
+    let refused = vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "5", "--reason", "bank transfer 4713"]);
+    assert!(refused.contains("paused (exclusion)"), "{refused}");
+    for lift in [&["player", "lift", "alice"][..], &["player", "unpause", "alice"], &["exclusions", "remove", "alice"], &["player", "show", "alice", "--lift"]]
+    {
+        vegas_refused(&data, lift);
+    }
+    let page = String::from_utf8_lossy(&vegas(&data, &["player", "show", "alice"]).stdout).into_owned();
+    assert!(page.contains("paused: exclusion until") && page.contains("limit_set") && page.contains("balance 5,00"), "{page}");
+    let ban_file = data.join("interdits.csv");
+    std::fs::write(&ban_file, "nom;prenom;date_naissance\nDURAND;alice;14/07/1985\nAutre;Personne;01/01/1970\n").unwrap();
+    let out = String::from_utf8_lossy(&vegas(&data, &["exclusions", "import", ban_file.to_str().unwrap()]).stdout).into_owned();
+    assert!(out.contains("2 identities imported; 1 open account(s) matched") && out.contains("5,00") && out.contains("paid out"), "{out}");
+    let again = json!({"name": "alice2", "password": "correct horse", "first_name": "Alice", "last_name": "Durand", "birth_date": "1985-07-14"});
+    let (status, body) = send(http.post(format!("{base}/api/register")).json(&again)).await;
+    assert_eq!((status, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("banned")), "{body}");
 
     // A command beside the live server leaves the WAL to it: it copies and empties nothing under the
     // server's writer (the copy of a crash's WAL is the server's, at its start).

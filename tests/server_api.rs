@@ -60,10 +60,19 @@ async fn server_with_dist(dist: &std::path::Path) -> Server {
 }
 
 async fn server_on(settle_after: Duration, dist: Option<std::path::PathBuf>, clock: Clock) -> Server {
+    start(settle_after, dist, |config| Config { clock, ..config }).await
+}
+
+/// A test server on `clock`, its configuration changed by `change`.
+async fn server_with(change: impl FnOnce(Config) -> Config, clock: Clock) -> Server {
+    start(Duration::from_secs(3600), None, |config| change(Config { clock, ..config })).await
+}
+
+async fn start(settle_after: Duration, dist: Option<std::path::PathBuf>, change: impl FnOnce(Config) -> Config) -> Server {
     let data = private_dir();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let dist_dir = dist.unwrap_or_else(|| data.path().join("dist"));
-    let config = Config { clock, ..test_config(data.path(), dist_dir, settle_after) };
+    let config = change(test_config(data.path(), dist_dir, settle_after));
     let state = AppState::open(config).await.unwrap();
     let store = state.store.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -161,6 +170,9 @@ impl Server {
 }
 
 use reqwest::Method as M;
+
+#[path = "scenarios/api_responsible.rs"]
+mod responsible;
 
 #[tokio::test]
 async fn auto_ticket_debits_then_credits_its_win_once() {
@@ -649,6 +661,9 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
         "GET /api/jwks",
         "GET /api/me",
         "GET /api/openapi.json",
+        "GET /api/responsible",
+        "GET /api/responsible/history",
+        "GET /api/responsible/session",
         "GET /api/tickets",
         "GET /api/tickets/{id}",
         "GET /api/tickets/{id}/proof",
@@ -659,10 +674,15 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
         "POST /api/login",
         "POST /api/logout",
         "POST /api/register",
+        "POST /api/responsible/limits/confirm",
+        "POST /api/responsible/pause",
+        "POST /api/responsible/reality-check/acknowledge",
         "POST /api/tickets",
         "POST /api/tickets/{id}/complete",
         "POST /api/tickets/{id}/reveal",
         "POST /api/wallet/deposit",
+        "PUT /api/responsible/limits",
+        "PUT /api/responsible/reality-check",
     ];
     assert_eq!(operations, expected);
     // Each one is a route of the server (never the API's "no such route" fallback, never 405).

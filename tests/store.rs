@@ -17,7 +17,7 @@ use vegas::server::store::responsible::{ChangeKind, Flow, Span};
 use vegas::server::store::sqlite::{Opening, SqliteStore};
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
 
-#[path = "store/responsible.rs"]
+#[path = "scenarios/store_responsible.rs"]
 mod responsible;
 use responsible::*;
 

@@ -2,7 +2,7 @@
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
 use super::store::StoreError;
-use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, PlaySummary};
+use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, PlaySummary, utc};
 use crate::play::RevealError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody, JsonRejection, PathRejection, QueryRejection};
@@ -37,7 +37,7 @@ pub enum ApiError {
     RateLimited { retry_after: u64 },
     #[error("the server is busy: try again in a moment")]
     Busy,
-    #[error("your {} {} limit of {} cents allows {} cents more{}", flow_name(.0.flow), .0.span.as_str(), .0.limit_cents, .0.left_cents, frees(.0.frees_at))]
+    #[error("{0}")]
     LimitReached(LimitRefusal),
     #[error("set your 7-day {} limit first: no {} before it is set", flow_name(*.0), if *.0 == Flow::Stake { "purchase" } else { "deposit" })]
     LimitsRequired(Flow),
@@ -133,18 +133,6 @@ fn pause_name(kind: PauseKind) -> &'static str {
         PauseKind::Exclusion => "you have excluded yourself",
         PauseKind::Closed => "this account is closed",
     }
-}
-
-fn frees(at: Option<i64>) -> String {
-    at.map_or_else(|| ", and never enough for this amount".into(), |at| format!("; more frees up at {}", utc(at)))
-}
-
-/// A time as people read it: RFC 3339 in UTC (« for ever » for a closed account).
-pub fn utc(unix_seconds: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp(unix_seconds)
-        .ok()
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-        .unwrap_or_else(|| "for ever".into())
 }
 
 /// The cause of a fault of ours, carried by its response to [`report_faults`], which logs it beside the

@@ -17,6 +17,7 @@ pub mod error;
 pub mod limits;
 pub mod names;
 pub mod openapi;
+pub mod operator;
 pub mod passwords;
 pub mod printer;
 pub mod qa_deck;

@@ -59,17 +59,17 @@ pub enum StoreError {
     AlreadyExists(String),
     #[error("this player already has an account")]
     NotAGuest,
-    #[error("a responsible-gaming limit refuses it: {0:?}")]
+    #[error("{0}")]
     LimitReached(responsible::LimitRefusal),
-    #[error("set your 7-day {} limit first", .0.as_str())]
+    #[error("the player's 7-day {} limit is not set: none before it is", .0.as_str())]
     LimitsRequired(responsible::Flow),
-    #[error("play is paused ({}) until {}", .0.kind.as_str(), .0.until)]
+    #[error("play is paused ({}) until {}", .0.kind.as_str(), responsible::utc(.0.until))]
     Paused(responsible::Pause),
-    #[error("play is already paused ({}) until {}, as long or longer", .0.kind.as_str(), .0.until)]
+    #[error("play is already paused ({}) until {}, as long or longer", .0.kind.as_str(), responsible::utc(.0.until))]
     AlreadyPaused(responsible::Pause),
-    #[error("this raise can be confirmed from {confirmable_at} on")]
+    #[error("this raise can be confirmed from {} on", responsible::utc(*.confirmable_at))]
     RaiseNotYet { confirmable_at: i64 },
-    #[error("this raise lapsed at {lapsed_at}, unconfirmed")]
+    #[error("this raise lapsed at {}, unconfirmed", responsible::utc(*.lapsed_at))]
     RaiseLapsed { lapsed_at: i64 },
     #[error("no raise of this limit is pending")]
     NoRaisePending,

@@ -373,6 +373,29 @@ pub struct LimitRefusal {
     pub frees_at: Option<i64>,
 }
 
+impl std::fmt::Display for LimitRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let over = match self.span {
+            Span::Day => "24 h",
+            Span::Week => "7 days",
+            Span::Month => "30 days",
+        };
+        write!(f, "the {} limit over {over} ({}) allows {} more", self.flow.as_str(), Cents(self.limit_cents), Cents(self.left_cents))?;
+        match self.frees_at {
+            Some(at) => write!(f, "; more frees up at {}", utc(at)),
+            None => write!(f, ", never enough for this amount"),
+        }
+    }
+}
+
+/// A time as people read it: RFC 3339 in UTC (« for ever » past the calendar, a closed account's).
+pub fn utc(unix_seconds: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix_seconds)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| "for ever".into())
+}
+
 impl Binding {
     /// This limit's refusal, `first_reaching` being when the first amount counted in the window that
     /// brings the running total to `need` was counted (from [`STAKE_REACHING`] or [`DEPOSIT_REACHING`]).

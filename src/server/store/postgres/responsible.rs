@@ -122,7 +122,7 @@ async fn record(client: &impl GenericClient, player: &str, now: i64, actor: Acto
 
 async fn pending(client: &impl GenericClient, player: &str) -> Result<Vec<PendingRaise>, Failure> {
     let rows = client.query(rg::RAISES, &[&player]).await?;
-    Ok(rows.iter().map(|r| rg::raise_from(r)).collect::<Result<_, _>>()?)
+    Ok(rows.iter().map(rg::raise_from).collect::<Result<_, _>>()?)
 }
 
 async fn pending_of(client: &impl GenericClient, player: &str, flow: Flow, span: Span) -> Result<Option<PendingRaise>, Failure> {
@@ -221,7 +221,7 @@ pub(super) async fn pause(tx: &Transaction<'_>, player: &str, pause: Pause, acto
 
 pub(super) async fn events(client: &impl GenericClient, player: &str, since: i64) -> Result<Vec<rg::ResponsibleEvent>, Failure> {
     let rows = client.query(rg::EVENTS, &[&player, &since]).await?;
-    Ok(rows.iter().map(|r| rg::event_from(r)).collect::<Result<_, _>>()?)
+    Ok(rows.iter().map(rg::event_from).collect::<Result<_, _>>()?)
 }
 
 pub(super) async fn set_reality_interval(tx: &Transaction<'_>, player: &str, minutes: u32, now: i64) -> Result<(), Failure> {

@@ -130,7 +130,7 @@ impl Core {
         }
         let buyers: Vec<&str> = owed.values().map(|(_, player)| *player).collect();
         let [day, week, month] = window_starts(now);
-        let bases = tx.prepare_cached(&GROUP_STAKE_BASES).await?;
+        let bases = tx.prepare_cached(GROUP_STAKE_BASES).await?;
         let bases: Vec<[i64; 3]> = tx.query(&bases, &[&buyers, &day, &week, &month]).await?.iter().map(|r| [r.get(0), r.get(1), r.get(2)]).collect();
         let column = |n: usize| bases.iter().map(|b| b[n]).collect::<Vec<i64>>();
         let (wallets, amounts): (Vec<&String>, Vec<i64>) = owed.iter().map(|(w, (a, _))| (w, *a)).unzip();
