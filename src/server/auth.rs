@@ -306,6 +306,7 @@ pub struct Deposit {
 #[utoipa::path(post, path = "/api/wallet/deposit", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body = Deposit,
     responses(
         (status = 200, description = "The player with the new balance", body = Me),
+        (status = 403, description = "`limit_reached`: a deposit limit would be passed (`limit` says which, what is left and when more frees up); `paused`: a break or self-exclusion (`pause` says until when)", body = ErrorBody),
         (status = 409, description = "`demo_off`: real money comes only through the operator", body = ErrorBody),
         SessionRefusals,
     ))]

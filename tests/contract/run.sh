@@ -30,8 +30,10 @@ fuzz() {
   "$venv/bin/schemathesis" run "$base/api/openapi.json" -H "Authorization: Bearer $token" \
     --checks all --exclude-checks positive_data_acceptance --max-examples 50 --seed 20261203 --workers 2 "$@"
 }
-# Signing out ends the session the other operations use: it is fuzzed on its own, last.
-fuzz --exclude-path /api/logout
+# Signing out and taking a break end the session the other operations use: they are fuzzed on their
+# own, last.
+fuzz --exclude-path /api/logout --exclude-path /api/responsible/pause
+fuzz --include-path /api/responsible/pause
 fuzz --include-path /api/logout
 if grep -q "ERROR" "$data/server.log"; then
   echo "the server logged errors while fuzzed:" >&2
