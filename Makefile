@@ -20,12 +20,14 @@ tools:
 	@command -v openssl >/dev/null || (apt-get update && apt-get install -y openssl)
 	@command -v sqlite3 >/dev/null || (apt-get update && apt-get install -y sqlite3)
 
-# The game in dist/, then the designers' preview in dist/preview/ (Trunk empties dist/ first).
+# The game in dist/, then the designers' preview in dist/preview/, the « Vérifier » page in dist/verifier/ and
+# the « Jeu responsable » page in dist/jeu-responsable/ (Trunk empties dist/ first).
 dist: tools
 	cargo fetch --locked
 	trunk build --release
 	trunk build preview.html --release --dist dist/preview --public-url /preview/
 	trunk build verify.html --release --dist dist/verifier --public-url /verifier/
+	trunk build responsible.html --release --dist dist/jeu-responsable --public-url /jeu-responsable/
 
 run: dist
 	cargo run --release --locked -- serve --demo
@@ -41,6 +43,7 @@ test-suites:
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --test web --features preview -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --features verify -- -D warnings
+	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --features responsible -- -D warnings
 	cargo test --locked -- --include-ignored
 	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --features preview --test web
 	cargo build --release --locked

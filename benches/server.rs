@@ -508,7 +508,8 @@ fn main() {
         // The same with every limit set on every player (24 h, 7 and 30 days of stakes and deposits),
         // high enough never to refuse: each sale then checks all three windows in its debit.
         println!("  setting every limit of every player…");
-        limit_every_player(&load, &tokens).await;
+        let heavy_tokens: Vec<String> = heavy_players.iter().map(|(token, _)| token.clone()).collect();
+        limit_every_player(&load, &[tokens.clone(), heavy_tokens].concat()).await;
         let limited = median_paced(&load, &tokens, pid, "limits on every player", "p2").await;
         println!("  paced p99, the median run: {} without limits, {} with limits on every player", ms(steady.percentile(0.99)), ms(limited.percentile(0.99)));
         println!(

@@ -78,3 +78,164 @@ pub struct Me {
     /// Wins count only once credited.
     pub balance_cents: i64,
 }
+
+// Responsible gaming (« Jeu responsable »): see `server::store::responsible` for what enforces it.
+
+/// What a limit counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Flow {
+    /// Tickets bought.
+    Stake,
+    /// Money put into the wallet.
+    Deposit,
+}
+
+/// A rolling window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Span {
+    Day,
+    Week,
+    Month,
+}
+
+/// Why play stops for a while.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PauseKind {
+    /// A break the player took (« pause »).
+    Break,
+    /// A self-exclusion (« auto-exclusion »).
+    Exclusion,
+    /// The account is closed (the national ban file matched it): for good.
+    Closed,
+}
+
+/// A stake or deposit refused by a limit, as the player is told.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct LimitRefusal {
+    pub flow: Flow,
+    /// The window whose limit refuses it (of several, the one that frees last).
+    pub span: Span,
+    pub limit_cents: u64,
+    /// What the window still allows now.
+    pub left_cents: u64,
+    /// When enough frees up for the amount (unix seconds); none if the limit is below it.
+    pub frees_at: Option<i64>,
+}
+
+/// A raise (or removal) of a limit asked and not yet applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct PendingRaise {
+    pub flow: Flow,
+    pub span: Span,
+    /// The limit asked for; none: the limit removed.
+    pub amount_cents: Option<u64>,
+    pub asked_at: i64,
+    /// From when the player may confirm it.
+    pub confirmable_at: i64,
+    /// When it lapses if not confirmed.
+    pub lapses_at: i64,
+}
+
+/// One limit as the player sees it: in force, used in its window, left, when more frees.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct LimitState {
+    pub flow: Flow,
+    pub span: Span,
+    /// None: no limit.
+    pub limit_cents: Option<u64>,
+    /// Counted in the window now.
+    pub used_cents: u64,
+    /// What the window still allows (none if no limit).
+    pub left_cents: Option<u64>,
+    /// When the oldest amount counted in the window leaves it.
+    pub next_frees_at: Option<i64>,
+}
+
+/// A player's responsible-gaming standing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct Standing {
+    pub limits: Vec<LimitState>,
+    pub pending: Vec<PendingRaise>,
+    /// A break, exclusion or closure in force.
+    pub paused: Option<Pause>,
+    /// Minutes between reality checks.
+    pub reality_minutes: u32,
+}
+
+/// A pause in force (or asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct Pause {
+    pub kind: PauseKind,
+    /// Unix seconds; a closed account's is `i64::MAX`.
+    pub until: i64,
+}
+
+/// One entry of the record, as the player and the operator read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct ResponsibleEvent {
+    pub at: i64,
+    /// `player`, `operator` or `server`.
+    pub actor: String,
+    /// `limit_lowered`, `raise_asked`, `raise_confirmed`, `raise_lapsed`, `raise_cancelled`, `break`,
+    /// `exclusion`, `ban_file_match`, `reality_check_shown`, `reality_check_acknowledged`,
+    /// `reality_interval_set`.
+    pub kind: String,
+    /// What changed, as JSON.
+    #[cfg_attr(not(target_arch = "wasm32"), schema(value_type = Object))]
+    pub detail: serde_json::Value,
+}
+
+/// What the reality check sums up: the session's play so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct PlaySummary {
+    pub tickets: u64,
+    pub staked_cents: u64,
+    /// Wins credited on the session's tickets.
+    pub won_cents: u64,
+}
+
+
+/// A reality check: how long the session has lasted and what it played (net = staked − won).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct RealityCheck {
+    pub session_seconds: i64,
+    pub tickets: u64,
+    pub staked_cents: u64,
+    /// Wins credited on the session's tickets.
+    pub won_cents: u64,
+    /// Staked minus won.
+    pub net_cents: i64,
+}
+
+impl RealityCheck {
+    pub fn new(session_seconds: i64, play: PlaySummary) -> RealityCheck {
+        let net_cents = play.staked_cents as i64 - play.won_cents as i64;
+        RealityCheck { session_seconds, tickets: play.tickets, staked_cents: play.staked_cents, won_cents: play.won_cents, net_cents }
+    }
+}
+
+/// The session as the game shows it beside the balance (`GET /api/responsible/session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct PlaySession {
+    pub started_at: i64,
+    /// When its next reality check is due.
+    pub reality_due_at: i64,
+    /// It is due now: show it; no purchase until it is acknowledged.
+    pub reality_check_due: bool,
+    pub check: RealityCheck,
+}

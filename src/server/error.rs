@@ -2,7 +2,8 @@
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
 use super::store::StoreError;
-use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, PlaySummary, utc};
+pub use crate::api::RealityCheck;
+use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, utc};
 use crate::play::RevealError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody, JsonRejection, PathRejection, QueryRejection};
@@ -101,22 +102,6 @@ pub struct ErrorBody {
 impl ErrorBody {
     fn new(code: &str, message: String) -> ErrorBody {
         ErrorBody { error: code.to_owned(), message, request_id: None, limit: None, pause: None, reality_check: None }
-    }
-}
-
-/// A reality check: how long the session has lasted, and what it played (net = staked − won).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-pub struct RealityCheck {
-    pub session_seconds: i64,
-    #[serde(flatten)]
-    pub play: PlaySummary,
-    /// Staked minus won.
-    pub net_cents: i64,
-}
-
-impl RealityCheck {
-    pub fn new(session_seconds: i64, play: PlaySummary) -> RealityCheck {
-        RealityCheck { session_seconds, play, net_cents: play.staked_cents as i64 - play.won_cents as i64 }
     }
 }
 

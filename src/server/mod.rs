@@ -231,8 +231,9 @@ impl AppState {
     }
 }
 
-/// The built app's pages: the game, the designers' preview and the « Vérifier » page (their own builds).
-const PAGES: [&str; 3] = ["index.html", "preview/index.html", "verifier/index.html"];
+/// The built app's pages: the game, the designers' preview, the « Vérifier » and « Jeu responsable »
+/// pages (their own builds).
+const PAGES: [&str; 4] = ["index.html", "preview/index.html", "verifier/index.html", "jeu-responsable/index.html"];
 
 /// Content-Security-Policy: only our own scripts (and wasm), no framing, no third-party anything.
 /// Trunk's loader is an inline module script, allowed by its hash (computed from each page).

@@ -7,6 +7,7 @@ use super::auth::{Player, clear_cookie};
 use super::error::{ApiError, ApiJson, ErrorBody, RealityCheck};
 use super::openapi::SessionRefusals;
 use super::store::responsible::{Actor, ChangeKind, Flow, Pause, PauseKind, REALITY_INTERVALS, ResponsibleEvent, Span, Standing};
+use crate::api::PlaySession;
 use crate::money::Cents;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -176,18 +177,6 @@ pub async fn set_reality_interval(
     Ok(ApiJson(state.store.standing(&player.id, now).await?))
 }
 
-/// The session as the game shows it beside the balance.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct PlaySession {
-    started_at: i64,
-    #[serde(flatten)]
-    check: RealityCheck,
-    /// When the next reality check is due.
-    reality_due_at: i64,
-    /// It is due now: show it; no purchase until it is acknowledged.
-    reality_check_due: bool,
-}
-
 /// `GET /api/responsible/session`: the session's time and net (staked − won), and its reality check.
 #[utoipa::path(get, path = "/api/responsible/session", tag = "responsible", security(("bearer" = []), ("cookie" = [])),
     responses((status = 200, description = "This session", body = PlaySession), SessionRefusals))]
@@ -197,11 +186,15 @@ pub async fn session(State(state): State<AppState>, player: Player) -> Result<Ap
     if due {
         state.store.reality_check_shown(&player.token_hash, now).await?;
     }
+    play_session(&state, &player, now).await
+}
+
+async fn play_session(state: &AppState, player: &Player, now: i64) -> Result<ApiJson<PlaySession>, ApiError> {
     Ok(ApiJson(PlaySession {
         started_at: player.session.started_at,
-        check: check_of(&state, &player, now).await?,
+        check: check_of(state, player, now).await?,
         reality_due_at: player.session.reality_due_at,
-        reality_check_due: due,
+        reality_check_due: player.session.reality_due_at <= now,
     }))
 }
 
@@ -228,13 +221,7 @@ pub async fn acknowledge(State(state): State<AppState>, player: Player) -> Resul
     let now = state.config.clock.now();
     state.store.acknowledge_reality_check(&player.token_hash, now).await?;
     let session = state.store.session(&player.token_hash, now).await?.ok_or(ApiError::Unauthorized)?;
-    let player = Player { session, ..player };
-    Ok(ApiJson(PlaySession {
-        started_at: player.session.started_at,
-        check: check_of(&state, &player, now).await?,
-        reality_due_at: player.session.reality_due_at,
-        reality_check_due: player.session.reality_due_at <= now,
-    }))
+    play_session(&state, &Player { session, ..player }, now).await
 }
 
 /// `GET /api/responsible/history`: the last 12 months of the record, oldest first: every limit set,

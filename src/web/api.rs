@@ -1,7 +1,7 @@
 //! The ticket server's API, as the game uses it. Every failure becomes an [`ApiFailure`] with a
 //! French message for the player.
 
-pub use crate::api::{CommittedRoot, InclusionProof, Me, TicketAndBalance, TicketView};
+pub use crate::api::{CommittedRoot, Flow, InclusionProof, LimitRefusal, Me, Pause, PauseKind, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView};
 use crate::json;
 use crate::payload::Jwks;
 use crate::rules::Zone;
@@ -20,6 +20,16 @@ pub struct ApiFailure {
     pub status: u16,
     pub code: String,
     pub message: String,
+    /// What a refusal for responsible gaming says more (`limit_reached`, `paused`, `reality_check_due`).
+    pub detail: Detail,
+}
+
+/// The fields of an error answer beside its code and message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Detail {
+    pub limit: Option<LimitRefusal>,
+    pub pause: Option<Pause>,
+    pub reality_check: Option<RealityCheck>,
 }
 
 impl ApiFailure {
@@ -31,7 +41,16 @@ impl ApiFailure {
             (_, "name_taken") => "Ce nom est déjà pris : choisissez-en un autre.".into(),
             (_, "bad_credentials") => "Nom ou mot de passe incorrect.".into(),
             (_, "rate_limited") => "Trop d'essais : réessayez dans un moment.".into(),
-            (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into(),
+            (_, "limit_reached") => self.detail.limit.as_ref().map_or_else(|| self.message.clone(), limit_fr),
+            (_, "limits_required") => "Fixez d'abord vos limites de dépôt et de mise sur 7 jours, dans « Jeu responsable ».".into(),
+            (_, "paused") => self.detail.pause.map_or_else(|| self.message.clone(), pause_fr),
+            (_, "reality_check_due") => "Faites le point sur votre session avant de continuer.".into(),
+            (_, "under_age") => "Le jeu est interdit aux mineurs : il faut avoir 18 ans.".into(),
+            (_, "banned") => "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into(),
+            (_, "already_paused") => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
+            (_, "raise_not_yet") => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
+            (_, "raise_lapsed") => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
+            (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, un mot de passe de 8 caractères au moins ; en argent réel, vos prénom, nom et date de naissance.".into(),
             (_, "sold_out") => "Plus aucun ticket n'est en vente pour le moment.".into(),
             (_, "unauthorized") => "Votre session a expiré. Rechargez la page.".into(),
             (s, _) if s >= 500 => "Le serveur a rencontré une erreur. Réessayez dans un instant.".into(),
@@ -44,6 +63,52 @@ impl ApiFailure {
 struct ErrorBody {
     error: String,
     message: String,
+    #[serde(default)]
+    limit: Option<LimitRefusal>,
+    #[serde(default)]
+    pause: Option<Pause>,
+    #[serde(default)]
+    reality_check: Option<RealityCheck>,
+}
+
+/// A limit that refused a purchase or a deposit, as the player reads it.
+pub fn limit_fr(limit: &LimitRefusal) -> String {
+    let frees = limit.frees_at.map_or_else(|| " Ce montant dépasse la limite elle-même.".to_owned(), |at| format!(" Davantage à partir du {}.", date_fr(at)));
+    format!("Limite de {} {} atteinte : il vous reste {}.{frees}", flow_fr(limit.flow), span_fr(limit.span), crate::money::Cents(limit.left_cents))
+}
+
+/// A break or an exclusion in force, as the player reads it.
+pub fn pause_fr(pause: Pause) -> String {
+    match pause.kind {
+        PauseKind::Break => format!("Vous faites une pause jusqu'au {} : aucun achat ni dépôt d'ici là.", date_fr(pause.until)),
+        PauseKind::Exclusion => format!("Vous êtes auto-exclu jusqu'au {} : aucun achat ni dépôt d'ici là.", date_fr(pause.until)),
+        PauseKind::Closed => "Ce compte est fermé.".into(),
+    }
+}
+
+pub fn flow_fr(flow: Flow) -> &'static str {
+    match flow {
+        Flow::Stake => "mises",
+        Flow::Deposit => "dépôts",
+    }
+}
+
+pub fn span_fr(span: Span) -> &'static str {
+    match span {
+        Span::Day => "sur 24 h",
+        Span::Week => "sur 7 jours",
+        Span::Month => "sur 30 jours",
+    }
+}
+
+/// A time as the player reads it, in the browser's time zone: « 12/12/2026 10:00 ».
+pub fn date_fr(unix_seconds: i64) -> String {
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_seconds as f64 * 1000.0));
+    let options = js_sys::Object::new();
+    for (key, value) in [("dateStyle", "short"), ("timeStyle", "short")] {
+        let _ = js_sys::Reflect::set(&options, &key.into(), &value.into());
+    }
+    date.to_locale_string("fr-FR", &options).into()
 }
 
 /// An answer from the server, its body read.
@@ -55,7 +120,7 @@ struct Answer {
 }
 
 fn network(message: String) -> ApiFailure {
-    ApiFailure { status: 0, code: "network".into(), message }
+    ApiFailure { status: 0, code: "network".into(), message, detail: Detail::default() }
 }
 
 /// Waits for the answer and its whole body. A body cut short reads as a failed connection: the caller
@@ -72,11 +137,14 @@ fn parse<T: DeserializeOwned>(answer: Answer) -> Result<T, ApiFailure> {
     if (200..300).contains(&answer.status) {
         return json::from_str(&answer.body).map_err(network);
     }
-    let body = json::from_str::<ErrorBody>(&answer.body).unwrap_or(ErrorBody { error: "http".into(), message: answer.status_text });
-    Err(ApiFailure { status: answer.status, code: body.error, message: body.message })
+    let Ok(body) = json::from_str::<ErrorBody>(&answer.body) else {
+        return Err(ApiFailure { status: answer.status, code: "http".into(), message: answer.status_text, detail: Detail::default() });
+    };
+    let detail = Detail { limit: body.limit, pause: body.pause, reality_check: body.reality_check };
+    Err(ApiFailure { status: answer.status, code: body.error, message: body.message, detail })
 }
 
-async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
+pub(super) async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
     parse(answer(sent).await?)
 }
 
@@ -146,6 +214,30 @@ pub async fn claim_account(name: &str, password: &str) -> Result<Me, ApiFailure>
 
 pub async fn login(name: &str, password: &str) -> Result<Me, ApiFailure> {
     read::<Session>(with_json(Request::post("/api/login"), &Credentials { name, password }).send().await).await.map(|s| s.player)
+}
+
+/// A real-money account: its name and password, and the identity the law asks for.
+#[derive(Serialize)]
+pub struct Registration<'a> {
+    pub name: &'a str,
+    pub password: &'a str,
+    pub first_name: &'a str,
+    pub last_name: &'a str,
+    pub birth_date: &'a str,
+}
+
+pub async fn register(form: &Registration<'_>) -> Result<Me, ApiFailure> {
+    read::<Session>(with_json(Request::post("/api/register"), form).send().await).await.map(|s| s.player)
+}
+
+/// The session's time, play and reality check.
+pub async fn play_session() -> Result<PlaySession, ApiFailure> {
+    read(Request::get("/api/responsible/session").send().await).await
+}
+
+/// « Continuer » after a reality check.
+pub async fn acknowledge_reality_check() -> Result<PlaySession, ApiFailure> {
+    read(Request::post("/api/responsible/reality-check/acknowledge").send().await).await
 }
 
 pub async fn logout() -> Result<(), ApiFailure> {

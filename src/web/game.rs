@@ -10,6 +10,7 @@ use super::controls::Controls;
 use super::history::{History, Turn, recall_banner};
 use super::local::{self, PendingPurchase};
 use super::model::{Model, Msg};
+use super::play_time::{reality_dialog, session_line, use_play_time};
 use super::result::TicketResult;
 use super::scratch_zone;
 use super::sound;
@@ -85,6 +86,7 @@ pub fn app() -> Html {
     let account = use_account_form();
     use_record_play(&model);
     use_auto(&model);
+    use_play_time(&model);
     let muted = use_state(sound::muted);
     let on_mute = {
         let muted = muted.clone();
@@ -184,17 +186,20 @@ pub fn app() -> Html {
     let recall = model.recall.as_ref().filter(|r| model.game.as_ref().is_some_and(|g| g.ticket_id == r.view.id));
 
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
-    let can_buy = model.jwks.is_some() && !model.busy && !playing && model.pending_purchase.is_none();
+    let can_buy = model.jwks.is_some() && !model.busy && !playing && model.pending_purchase.is_none() && model.reality_check.is_none();
     html! {
         <div class="app">
             <header class="topbar">
                 <h1 class="logo">{ "Vegas" }<small>{ "jeu de grattage" }</small></h1>
                 <Wallet balance={model.balance} demo={model.demo} dispatch={dispatch.clone()} />
-                { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }) }
+                { session_line(&model) }
+                { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }, model.signed_out) }
                 <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}>{ if *muted { "Son coupé" } else { "Son" } }</button>
                 <a class="link rules-link" href="/regles" target="_blank" data-testid="open-rules">{ "Règles et gains" }</a>
                 <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify">{ "Vérifier" }</a>
+                <a class="link rules-link" href="/jeu-responsable/" data-testid="open-responsible">{ "Jeu responsable" }</a>
             </header>
+            { for model.reality_check.as_ref().map(|check| reality_dialog(check, &dispatch)) }
             <main>
                 <Controls {can_buy} can_retry={model.pending_purchase.is_some() && !model.busy} on_buy={on_buy.clone()} />
                 <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
@@ -217,6 +222,13 @@ pub fn app() -> Html {
                         let on_choose = Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(ticket.clone(), Action::Choose(s))));
                         html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} {on_reveal} {on_choose} /> }
                     }
+                    None if model.signed_out => html! {
+                        <div class="ticket placeholder" data-testid="signed-out">
+                            <p class="ticket-logo big">{ "VEGAS" }</p>
+                            <p>{ "Connectez-vous, ou créez votre compte, pour jouer." }</p>
+                            <p>{ "Avant tout dépôt et tout achat, vous fixerez vos limites de dépôt et de mise sur 7 jours." }</p>
+                        </div>
+                    },
                     None => html! {
                         <div class="ticket placeholder" data-testid="welcome">
                             <p class="ticket-logo big">{ "VEGAS" }</p>

@@ -1,4 +1,4 @@
-//! The web app (wasm32), in three builds from the same components:
+//! The web app (wasm32), in four builds from the same components:
 //!
 //! - the game (`index.html`): [`game`], the Yew game talking to the ticket server — all that players
 //!   download — with its state and messages in [`model`], and its components: [`wallet`],
@@ -6,7 +6,9 @@
 //! - the designers' preview (`preview.html`, served at `/preview/`, the `preview` feature): every
 //!   surface and ticket of the gallery, composed in the browser with no server;
 //! - the « Vérifier » page (`verify.html`, served at `/verifier/`, the `verify` feature): a ticket and
-//!   a whole closed block recomputed from the published seed ([`verify`]).
+//!   a whole closed block recomputed from the published seed ([`verify`]);
+//! - the « Jeu responsable » page (`responsible.html`, served at `/jeu-responsable/`, the `responsible`
+//!   feature): limits, raises, pauses, the reality-check interval and the record.
 //!
 //! Only these two carry the composer and the design file's parser.
 //!
@@ -28,8 +30,11 @@ pub mod history;
 pub mod inclusion;
 pub mod local;
 pub mod model;
+pub mod play_time;
 #[cfg(feature = "preview")]
 pub mod preview;
+#[cfg(feature = "responsible")]
+pub mod responsible_page;
 pub mod result;
 pub mod scratch_zone;
 pub mod signature;
@@ -49,7 +54,11 @@ pub use preview::start;
 #[cfg(all(feature = "verify", not(feature = "preview")))]
 pub use verify::start;
 
-#[cfg(not(any(feature = "preview", feature = "verify")))]
+/// Starts the build's app: the « Jeu responsable » page in its build.
+#[cfg(all(feature = "responsible", not(any(feature = "preview", feature = "verify"))))]
+pub use responsible_page::start;
+
+#[cfg(not(any(feature = "preview", feature = "verify", feature = "responsible")))]
 pub fn start() {
     yew::Renderer::<game::App>::new().render();
 }

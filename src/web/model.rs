@@ -1,7 +1,7 @@
 //! The game's state and what changes it: one reducer ([`Model`], driven by [`Msg`]) that the app
 //! renders and its server tasks dispatch to.
 
-use super::api::TicketView;
+use super::api::{PlaySession, RealityCheck, TicketView};
 use super::local::PendingPurchase;
 use crate::payload::Jwks;
 use crate::play::{Action, Game};
@@ -40,6 +40,12 @@ pub struct Model {
     pub recorded: Vec<(String, usize)>,
     /// The network failed under play: the game goes on and is sent again until the server has it.
     pub reconnecting: bool,
+    /// The session's time and play as last asked, and when (the page's clock, in ms).
+    pub session: Option<(PlaySession, f64)>,
+    /// A reality check to show: no purchase until the player goes on (or stops).
+    pub reality_check: Option<RealityCheck>,
+    /// Real money and no session: the player signs in, or registers, first.
+    pub signed_out: bool,
 }
 
 /// A finished ticket recalled from the history, and the game to go back to.
@@ -92,6 +98,11 @@ pub enum Msg {
     Pending(Option<PendingPurchase>),
     /// The keys, fetched again.
     Keys(Jwks),
+    /// The session's time and play.
+    Session(PlaySession),
+    /// A reality check is due.
+    RealityDue(RealityCheck),
+    SignedOut,
 }
 
 impl Model {
@@ -188,6 +199,16 @@ impl Reducible for Model {
             }
             Msg::Pending(purchase) => m.pending_purchase = purchase,
             Msg::Keys(jwks) => m.jwks = Some(Rc::new(jwks)),
+            Msg::Session(session) => {
+                m.reality_check = session.reality_check_due.then_some(session.check);
+                m.session = Some((session, js_sys::Date::now()));
+            }
+            Msg::RealityDue(check) => {
+                m.reality_check = Some(check);
+                m.busy = false;
+                m.message.clear();
+            }
+            Msg::SignedOut => m.signed_out = true,
         }
         Rc::new(m)
     }

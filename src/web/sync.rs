@@ -121,6 +121,14 @@ pub async fn open(dispatch: &Dispatch, view: &TicketView, jwks: &Jwks, real_mone
     }
 }
 
+/// The session's time and play, asked again (after its balance changed, or as its reality check falls
+/// due).
+pub async fn refresh_session(dispatch: Dispatch) {
+    if let Ok(session) = api::play_session().await {
+        dispatch.dispatch(Msg::Session(session));
+    }
+}
+
 /// Shows the history's first page again (after a purchase or a result).
 pub async fn refresh_history(dispatch: &Dispatch) {
     if let Ok(tickets) = api::history(None).await {
@@ -147,6 +155,8 @@ pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
     let (me, jwks) = futures::future::join(api::sign_in(), api::jwks()).await;
     let (me, jwks) = match (me, jwks) {
         (Ok(me), Ok(jwks)) => (me, jwks),
+        // Real money has no guests: the visitor signs in or registers.
+        (Err(e), _) if e.code == "demo_off" => return dispatch.dispatch(Msg::SignedOut),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
     dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, name: me.name.filter(|_| !me.guest), jwks: jwks.clone() });
@@ -176,7 +186,12 @@ pub async fn buy(dispatch: Dispatch, purchase: PendingPurchase, pending: Pending
     }
     let bought = match answered {
         Ok(bought) => bought,
-        Err(e) => return fail(&dispatch, e),
+        Err(e) => {
+            return match e.detail.reality_check {
+                Some(check) => dispatch.dispatch(Msg::RealityDue(check)),
+                None => fail(&dispatch, e),
+            };
+        }
     };
     dispatch.dispatch(Msg::Synced);
     dispatch.dispatch(Msg::Balance(bought.balance_cents));

@@ -10,27 +10,8 @@
 //! before, never change, and are found by one index seek ([`stake_bases`], [`deposit_bases`]).
 
 use super::StoreError;
+pub use crate::api::{Flow, LimitRefusal, LimitState, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span, Standing};
 use crate::money::Cents;
-use serde::Serialize;
-
-/// What a limit counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Flow {
-    /// Tickets bought.
-    Stake,
-    /// Money put into the wallet.
-    Deposit,
-}
-
-/// A rolling window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Span {
-    Day,
-    Week,
-    Month,
-}
 
 impl Span {
     pub const ALL: [Span; 3] = [Span::Day, Span::Week, Span::Month];
@@ -100,18 +81,6 @@ impl Flow {
 pub const RAISE_DELAY: i64 = 48 * 3600;
 /// Then the player has this long to confirm it; unconfirmed, it lapses.
 pub const CONFIRM_WINDOW: i64 = 7 * 86_400;
-
-/// Why play stops for a while.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PauseKind {
-    /// A break the player took (« pause »).
-    Break,
-    /// A self-exclusion (« auto-exclusion »).
-    Exclusion,
-    /// The account is closed (the national ban file matched it): for good.
-    Closed,
-}
 
 impl PauseKind {
     pub fn as_str(self) -> &'static str {
@@ -360,19 +329,6 @@ pub fn explain(refused: Result<(), Refused>, flow: Flow, amount: Cents, guard: &
     }
 }
 
-/// A stake or deposit refused by a limit, as the player is told.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct LimitRefusal {
-    pub flow: Flow,
-    /// The window whose limit refuses it (of several, the one that frees last).
-    pub span: Span,
-    pub limit_cents: u64,
-    /// What the window still allows now.
-    pub left_cents: u64,
-    /// When enough frees up for the amount (unix seconds); none if the limit is below it.
-    pub frees_at: Option<i64>,
-}
-
 impl std::fmt::Display for LimitRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let over = match self.span {
@@ -431,20 +387,6 @@ pub fn change_kind(current: Option<Cents>, wanted: Option<Cents>) -> ChangeKind 
     }
 }
 
-/// A raise (or removal) of a limit asked and not yet applied.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct PendingRaise {
-    pub flow: Flow,
-    pub span: Span,
-    /// The limit asked for; none: the limit removed.
-    pub amount_cents: Option<u64>,
-    pub asked_at: i64,
-    /// From when the player may confirm it.
-    pub confirmable_at: i64,
-    /// When it lapses if not confirmed.
-    pub lapses_at: i64,
-}
-
 impl PendingRaise {
     pub fn new(flow: Flow, span: Span, amount: Option<Cents>, asked_at: i64) -> PendingRaise {
         let confirmable_at = asked_at + RAISE_DELAY;
@@ -461,40 +403,6 @@ impl PendingRaise {
             Ok(())
         }
     }
-}
-
-/// One limit as the player sees it: in force, used in its window, left, when more frees.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct LimitState {
-    pub flow: Flow,
-    pub span: Span,
-    /// None: no limit.
-    pub limit_cents: Option<u64>,
-    /// Counted in the window now.
-    pub used_cents: u64,
-    /// What the window still allows (none if no limit).
-    pub left_cents: Option<u64>,
-    /// When the oldest amount counted in the window leaves it.
-    pub next_frees_at: Option<i64>,
-}
-
-/// A player's responsible-gaming standing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct Standing {
-    pub limits: Vec<LimitState>,
-    pub pending: Vec<PendingRaise>,
-    /// A break, exclusion or closure in force.
-    pub paused: Option<Pause>,
-    /// Minutes between reality checks.
-    pub reality_minutes: u32,
-}
-
-/// A pause in force (or asked for).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct Pause {
-    pub kind: PauseKind,
-    /// Unix seconds; a closed account's is [`FOREVER`].
-    pub until: i64,
 }
 
 /// The wallet's limits as they stand at `now`, `bases` and `oldest` being, per flow, the totals at each
@@ -625,21 +533,6 @@ pub const DEPOSIT_OLDEST: &str = "SELECT (SELECT MIN(created_at) FROM transfers 
      (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $3), \
      (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $4)";
 
-/// One entry of the record, as the player and the operator read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct ResponsibleEvent {
-    pub at: i64,
-    /// `player`, `operator` or `server`.
-    pub actor: String,
-    /// `limit_lowered`, `raise_asked`, `raise_confirmed`, `raise_lapsed`, `raise_cancelled`, `break`,
-    /// `exclusion`, `ban_file_match`, `reality_check_shown`, `reality_check_acknowledged`,
-    /// `reality_interval_set`.
-    pub kind: String,
-    /// What changed, as JSON.
-    #[schema(value_type = Object)]
-    pub detail: serde_json::Value,
-}
-
 /// Appends an event: `$1` player, `$2` at, `$3` actor, `$4` kind, `$5` detail (JSON text).
 pub const RECORD: &str = "INSERT INTO responsible_events (player_id, at, actor, kind, detail) VALUES ($1, $2, $3, $4, $5)";
 /// Player `$1`'s events from `$2` on, oldest first.
@@ -653,15 +546,6 @@ pub fn event_from(r: &impl super::rows::Columns) -> Result<ResponsibleEvent, Sto
 /// A limit's detail in the record.
 pub fn limit_detail(flow: Flow, span: Span, amount: Option<Cents>, before: Option<Cents>) -> String {
     serde_json::json!({ "flow": flow, "span": span, "limit_cents": amount.map(|a| a.0), "before_cents": before.map(|a| a.0) }).to_string()
-}
-
-/// What the reality check sums up: the session's play so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct PlaySummary {
-    pub tickets: u64,
-    pub staked_cents: u64,
-    /// Wins credited on the session's tickets.
-    pub won_cents: u64,
 }
 
 /// Tickets player `$1` bought since `$2`, what they staked (3 € each) and the wins credited on them.
