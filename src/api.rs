@@ -207,7 +207,6 @@ pub struct PlaySummary {
     pub won_cents: u64,
 }
 
-
 /// A reality check: how long the session has lasted and what it played (net = staked − won).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]

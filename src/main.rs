@@ -74,6 +74,10 @@ mod cli {
             /// New connections one client address may open a second (after a burst of twice as many).
             #[arg(long, env = "VEGAS_NEW_CONNECTIONS_PER_SECOND", default_value_t = ClientCap::DEFAULT.per_second)]
             new_connections_per_second: u32,
+            /// TEST ONLY, never in service: the server's clock runs this many times faster than real time
+            /// (reality checks, limits' windows, breaks, sessions, settlement), for end-to-end tests.
+            #[arg(long, env = "VEGAS_TEST_ONLY_CLOCK_SPEED", value_parser = clap::value_parser!(i64).range(1..=100_000))]
+            test_only_clock_speed: Option<i64>,
             /// QA: sell first the test tickets this file lists, in its order (one lot in euros or one
             /// design pattern name per line; see README, « QA decks »). Only with --demo.
             #[arg(long, env = "VEGAS_QA_DECK")]
@@ -251,6 +255,7 @@ mod cli {
                 max_connections,
                 max_connections_per_client,
                 new_connections_per_second,
+                test_only_clock_speed,
                 qa_deck,
             } => {
                 let qa_deck = match qa_deck {
@@ -269,8 +274,12 @@ mod cli {
                     password_hashes: password_hashes.unwrap_or(defaults.password_hashes),
                     max_connections,
                     client_cap: ClientCap { held: max_connections_per_client, per_second: new_connections_per_second },
+                    clock: test_only_clock_speed.map_or(defaults.clock.clone(), Clock::faster_for_tests),
                     ..defaults
                 };
+                if let Some(speed) = test_only_clock_speed {
+                    tracing::warn!(speed, "TEST ONLY: the clock runs {speed} times faster than real time; never serve players so");
+                }
                 let state = AppState::open(config).await?;
                 // A first local launch must be playable at once. Several instances sharing a database
                 // never make emissions by themselves: the operator does (`vegas emission create`).

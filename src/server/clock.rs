@@ -5,20 +5,43 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-/// Unix seconds, from the system or from a test's hand.
+/// Unix seconds, from the system, a test's hand, or (end-to-end tests only) the system's run faster.
 #[derive(Clone, Default)]
-pub struct Clock(Option<Arc<AtomicI64>>);
+pub struct Clock(Source);
+
+#[derive(Clone, Default)]
+enum Source {
+    #[default]
+    System,
+    Manual(Arc<AtomicI64>),
+    /// From `since` on, `factor` seconds pass for each real one.
+    Faster {
+        since: i64,
+        factor: i64,
+    },
+}
+
+fn system_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
 
 impl Clock {
     /// The system's clock.
     pub fn system() -> Clock {
-        Clock(None)
+        Clock(Source::System)
+    }
+
+    /// For end-to-end tests only: the system's time now, then `factor` times faster (a reality check
+    /// due in 15 minutes comes in 15 seconds at 60).
+    pub fn faster_for_tests(factor: i64) -> Clock {
+        Clock(Source::Faster { since: system_now(), factor })
     }
 
     pub fn now(&self) -> i64 {
         match &self.0 {
-            None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
-            Some(set) => set.load(Ordering::Relaxed),
+            Source::System => system_now(),
+            Source::Manual(set) => set.load(Ordering::Relaxed),
+            Source::Faster { since, factor } => since + (system_now() - since) * factor,
         }
     }
 }
@@ -26,8 +49,9 @@ impl Clock {
 impl std::fmt::Debug for Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
-            None => f.write_str("Clock::system"),
-            Some(set) => write!(f, "Clock::manual({})", set.load(Ordering::Relaxed)),
+            Source::System => f.write_str("Clock::system"),
+            Source::Manual(set) => write!(f, "Clock::manual({})", set.load(Ordering::Relaxed)),
+            Source::Faster { factor, .. } => write!(f, "Clock::faster_for_tests({factor})"),
         }
     }
 }
@@ -42,7 +66,7 @@ impl ManualClock {
     }
 
     pub fn clock(&self) -> Clock {
-        Clock(Some(self.0.clone()))
+        Clock(Source::Manual(self.0.clone()))
     }
 
     pub fn advance(&self, seconds: i64) {
@@ -63,5 +87,8 @@ mod tests {
         assert_eq!(clock.now(), 1_800_000_000 + 48 * 3600 - 60, "read through every copy");
         let system = Clock::system().now();
         assert!(system > 1_764_000_000, "{system}");
+        let faster = Clock::faster_for_tests(1_000);
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        assert!(faster.now() >= system + 1_000, "a second is a thousand: {}", faster.now() - system);
     }
 }

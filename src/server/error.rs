@@ -2,8 +2,8 @@
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
 use super::store::StoreError;
-pub use crate::api::RealityCheck;
 use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, utc};
+pub use crate::api::RealityCheck;
 use crate::play::RevealError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody, JsonRejection, PathRejection, QueryRejection};

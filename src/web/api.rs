@@ -1,7 +1,7 @@
 //! The ticket server's API, as the game uses it. Every failure becomes an [`ApiFailure`] with a
 //! French message for the player.
 
-pub use crate::api::{CommittedRoot, Flow, InclusionProof, LimitRefusal, Me, Pause, PauseKind, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView};
+pub use crate::api::{CommittedRoot, Flow, InclusionProof, Me, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView};
 use crate::json;
 use crate::payload::Jwks;
 use crate::rules::Zone;
@@ -9,6 +9,7 @@ use crate::rules::prize_table::TICKET_PRICE;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
 
 #[derive(Deserialize)]
 struct Session {
@@ -20,16 +21,38 @@ pub struct ApiFailure {
     pub status: u16,
     pub code: String,
     pub message: String,
-    /// What a refusal for responsible gaming says more (`limit_reached`, `paused`, `reality_check_due`).
-    pub detail: Detail,
+    /// The error answer as the browser parsed it: what a refusal for responsible gaming says more
+    /// (`limit`, `pause`, `reality_check`) is read off it.
+    pub body: JsValue,
 }
 
-/// The fields of an error answer beside its code and message.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Detail {
-    pub limit: Option<LimitRefusal>,
-    pub pause: Option<Pause>,
-    pub reality_check: Option<RealityCheck>,
+/// A field of an object the browser parsed (undefined if it has none). Read so rather than through
+/// serde: every type deserialised adds its own code to the game's download.
+pub fn field(object: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(object, &name.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn number(object: &JsValue, name: &str) -> f64 {
+    field(object, name).as_f64().unwrap_or_default()
+}
+
+impl ApiFailure {
+    /// The reality check a purchase was refused for, if that is why.
+    pub fn reality_check(&self) -> Option<RealityCheck> {
+        let check = field(&self.body, "reality_check");
+        check.is_object().then(|| reality_check(&check))
+    }
+}
+
+/// A reality check, from the object the server sent.
+pub fn reality_check(check: &JsValue) -> RealityCheck {
+    RealityCheck {
+        session_seconds: number(check, "session_seconds") as i64,
+        tickets: number(check, "tickets") as u64,
+        staked_cents: number(check, "staked_cents") as u64,
+        won_cents: number(check, "won_cents") as u64,
+        net_cents: number(check, "net_cents") as i64,
+    }
 }
 
 impl ApiFailure {
@@ -41,16 +64,22 @@ impl ApiFailure {
             (_, "name_taken") => "Ce nom est déjà pris : choisissez-en un autre.".into(),
             (_, "bad_credentials") => "Nom ou mot de passe incorrect.".into(),
             (_, "rate_limited") => "Trop d'essais : réessayez dans un moment.".into(),
-            (_, "limit_reached") => self.detail.limit.as_ref().map_or_else(|| self.message.clone(), limit_fr),
+            (_, "limit_reached") => {
+                let limit = field(&self.body, "limit");
+                let frees = field(&limit, "frees_at").as_f64().map(|at| at as i64);
+                limit_fr(
+                    &field(&limit, "flow").as_string().unwrap_or_default(),
+                    &field(&limit, "span").as_string().unwrap_or_default(),
+                    number(&limit, "left_cents") as u64,
+                    frees,
+                )
+            }
             (_, "limits_required") => "Fixez d'abord vos limites de dépôt et de mise sur 7 jours, dans « Jeu responsable ».".into(),
-            (_, "paused") => self.detail.pause.map_or_else(|| self.message.clone(), pause_fr),
-            (_, "reality_check_due") => "Faites le point sur votre session avant de continuer.".into(),
-            (_, "under_age") => "Le jeu est interdit aux mineurs : il faut avoir 18 ans.".into(),
-            (_, "banned") => "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into(),
-            (_, "already_paused") => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
-            (_, "raise_not_yet") => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
-            (_, "raise_lapsed") => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
-            (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, un mot de passe de 8 caractères au moins ; en argent réel, vos prénom, nom et date de naissance.".into(),
+            (_, "paused") => {
+                let pause = field(&self.body, "pause");
+                pause_fr(&field(&pause, "kind").as_string().unwrap_or_default(), number(&pause, "until") as i64)
+            }
+            (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into(),
             (_, "sold_out") => "Plus aucun ticket n'est en vente pour le moment.".into(),
             (_, "unauthorized") => "Votre session a expiré. Rechargez la page.".into(),
             (s, _) if s >= 500 => "Le serveur a rencontré une erreur. Réessayez dans un instant.".into(),
@@ -59,56 +88,37 @@ impl ApiFailure {
     }
 }
 
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: String,
-    message: String,
-    #[serde(default)]
-    limit: Option<LimitRefusal>,
-    #[serde(default)]
-    pause: Option<Pause>,
-    #[serde(default)]
-    reality_check: Option<RealityCheck>,
+/// A limit that refused a purchase or a deposit, as the player reads it (`flow` and `span` as the API
+/// names them).
+pub fn limit_fr(flow: &str, span: &str, left_cents: u64, frees_at: Option<i64>) -> String {
+    let frees = frees_at.map_or_else(
+        || " Ce montant dépasse la limite elle-même.".to_owned(),
+        |at| format!(" Davantage à partir du {}.", super::history::french_time(at, true)),
+    );
+    format!("Limite de {} {} atteinte : il vous reste {}.{frees}", flow_fr(flow), span_fr(span), crate::money::Cents(left_cents))
 }
 
-/// A limit that refused a purchase or a deposit, as the player reads it.
-pub fn limit_fr(limit: &LimitRefusal) -> String {
-    let frees = limit.frees_at.map_or_else(|| " Ce montant dépasse la limite elle-même.".to_owned(), |at| format!(" Davantage à partir du {}.", date_fr(at)));
-    format!("Limite de {} {} atteinte : il vous reste {}.{frees}", flow_fr(limit.flow), span_fr(limit.span), crate::money::Cents(limit.left_cents))
-}
-
-/// A break or an exclusion in force, as the player reads it.
-pub fn pause_fr(pause: Pause) -> String {
-    match pause.kind {
-        PauseKind::Break => format!("Vous faites une pause jusqu'au {} : aucun achat ni dépôt d'ici là.", date_fr(pause.until)),
-        PauseKind::Exclusion => format!("Vous êtes auto-exclu jusqu'au {} : aucun achat ni dépôt d'ici là.", date_fr(pause.until)),
-        PauseKind::Closed => "Ce compte est fermé.".into(),
+/// A break, an exclusion or a closure in force, as the player reads it (`kind` as the API names it).
+pub fn pause_fr(kind: &str, until: i64) -> String {
+    match kind {
+        "break" => format!("Vous faites une pause jusqu'au {} : aucun achat ni dépôt d'ici là.", super::history::french_time(until, true)),
+        "exclusion" => format!("Vous êtes auto-exclu jusqu'au {} : aucun achat ni dépôt d'ici là.", super::history::french_time(until, true)),
+        _ => "Ce compte est fermé.".into(),
     }
 }
 
-pub fn flow_fr(flow: Flow) -> &'static str {
-    match flow {
-        Flow::Stake => "mises",
-        Flow::Deposit => "dépôts",
-    }
+/// Stakes or deposits, in French, from the API's name.
+pub fn flow_fr(flow: &str) -> &'static str {
+    if flow == "stake" { "mises" } else { "dépôts" }
 }
 
-pub fn span_fr(span: Span) -> &'static str {
+/// A window, in French, from the API's name.
+pub fn span_fr(span: &str) -> &'static str {
     match span {
-        Span::Day => "sur 24 h",
-        Span::Week => "sur 7 jours",
-        Span::Month => "sur 30 jours",
+        "day" => "sur 24 h",
+        "week" => "sur 7 jours",
+        _ => "sur 30 jours",
     }
-}
-
-/// A time as the player reads it, in the browser's time zone: « 12/12/2026 10:00 ».
-pub fn date_fr(unix_seconds: i64) -> String {
-    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(unix_seconds as f64 * 1000.0));
-    let options = js_sys::Object::new();
-    for (key, value) in [("dateStyle", "short"), ("timeStyle", "short")] {
-        let _ = js_sys::Reflect::set(&options, &key.into(), &value.into());
-    }
-    date.to_locale_string("fr-FR", &options).into()
 }
 
 /// An answer from the server, its body read.
@@ -120,7 +130,7 @@ struct Answer {
 }
 
 fn network(message: String) -> ApiFailure {
-    ApiFailure { status: 0, code: "network".into(), message, detail: Detail::default() }
+    ApiFailure { status: 0, code: "network".into(), message, body: JsValue::UNDEFINED }
 }
 
 /// Waits for the answer and its whole body. A body cut short reads as a failed connection: the caller
@@ -137,11 +147,9 @@ fn parse<T: DeserializeOwned>(answer: Answer) -> Result<T, ApiFailure> {
     if (200..300).contains(&answer.status) {
         return json::from_str(&answer.body).map_err(network);
     }
-    let Ok(body) = json::from_str::<ErrorBody>(&answer.body) else {
-        return Err(ApiFailure { status: answer.status, code: "http".into(), message: answer.status_text, detail: Detail::default() });
-    };
-    let detail = Detail { limit: body.limit, pause: body.pause, reality_check: body.reality_check };
-    Err(ApiFailure { status: answer.status, code: body.error, message: body.message, detail })
+    let body = js_sys::JSON::parse(&answer.body).unwrap_or(JsValue::UNDEFINED);
+    let (code, message) = (field(&body, "error").as_string(), field(&body, "message").as_string());
+    Err(ApiFailure { status: answer.status, code: code.unwrap_or_else(|| "http".into()), message: message.unwrap_or(answer.status_text), body })
 }
 
 pub(super) async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
@@ -232,12 +240,25 @@ pub async fn register(form: &Registration<'_>) -> Result<Me, ApiFailure> {
 
 /// The session's time, play and reality check.
 pub async fn play_session() -> Result<PlaySession, ApiFailure> {
-    read(Request::get("/api/responsible/session").send().await).await
+    play_session_of(answer(Request::get("/api/responsible/session").send().await).await?)
 }
 
 /// « Continuer » after a reality check.
 pub async fn acknowledge_reality_check() -> Result<PlaySession, ApiFailure> {
-    read(Request::post("/api/responsible/reality-check/acknowledge").send().await).await
+    play_session_of(answer(Request::post("/api/responsible/reality-check/acknowledge").send().await).await?)
+}
+
+fn play_session_of(answer: Answer) -> Result<PlaySession, ApiFailure> {
+    if !(200..300).contains(&answer.status) {
+        return parse(answer);
+    }
+    let session = js_sys::JSON::parse(&answer.body).map_err(|_| network("not JSON".into()))?;
+    Ok(PlaySession {
+        started_at: number(&session, "started_at") as i64,
+        reality_due_at: number(&session, "reality_due_at") as i64,
+        reality_check_due: field(&session, "reality_check_due").is_truthy(),
+        check: reality_check(&field(&session, "check")),
+    })
 }
 
 pub async fn logout() -> Result<(), ApiFailure> {

@@ -6,8 +6,8 @@
 
 use super::account::{account_bar, use_account_form};
 use super::api::TicketView;
-use super::controls::Controls;
-use super::history::{History, Turn, recall_banner};
+use super::controls::controls;
+use super::history::{Turn, history, recall_banner};
 use super::local::{self, PendingPurchase};
 use super::model::{Model, Msg};
 use super::play_time::{reality_dialog, session_line, use_play_time};
@@ -16,7 +16,7 @@ use super::scratch_zone;
 use super::sound;
 use super::sync::{self, PendingSlot, retry_now};
 use super::ticket::TicketCard;
-use super::wallet::Wallet;
+use super::wallet::wallet;
 use crate::api::TicketState;
 use crate::play::{Action, Mode};
 use crate::rules::{Surface, Zone};
@@ -191,7 +191,7 @@ pub fn app() -> Html {
         <div class="app">
             <header class="topbar">
                 <h1 class="logo">{ "Vegas" }<small>{ "jeu de grattage" }</small></h1>
-                <Wallet balance={model.balance} demo={model.demo} dispatch={dispatch.clone()} />
+                { wallet(model.balance, model.demo, &dispatch) }
                 { session_line(&model) }
                 { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }, model.signed_out) }
                 <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}>{ if *muted { "Son coupé" } else { "Son" } }</button>
@@ -201,7 +201,7 @@ pub fn app() -> Html {
             </header>
             { for model.reality_check.as_ref().map(|check| reality_dialog(check, &dispatch)) }
             <main>
-                <Controls {can_buy} can_retry={model.pending_purchase.is_some() && !model.busy} on_buy={on_buy.clone()} />
+                { controls(can_buy, model.pending_purchase.is_some() && !model.busy, &on_buy) }
                 <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
                 { for model.error.clone().map(|e| html! {
                     <p class="error" role="alert" data-testid="error">
@@ -222,22 +222,19 @@ pub fn app() -> Html {
                         let on_choose = Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(ticket.clone(), Action::Choose(s))));
                         html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} {on_reveal} {on_choose} /> }
                     }
-                    None if model.signed_out => html! {
-                        <div class="ticket placeholder" data-testid="signed-out">
-                            <p class="ticket-logo big">{ "VEGAS" }</p>
-                            <p>{ "Connectez-vous, ou créez votre compte, pour jouer." }</p>
-                            <p>{ "Avant tout dépôt et tout achat, vous fixerez vos limites de dépôt et de mise sur 7 jours." }</p>
-                        </div>
-                    },
                     None => html! {
                         <div class="ticket placeholder" data-testid="welcome">
                             <p class="ticket-logo big">{ "VEGAS" }</p>
                             <p>{ "Poker, Roulette, Craps et Jackpot : quatre chances de gagner jusqu'à 40 000 €." }</p>
-                            <p>{ "Choisissez « Jouez » pour gratter vous-même, ou « Auto » pour tout découvrir d'un coup." }</p>
+                            <p data-testid="welcome-hint">{ if model.signed_out {
+                                "Connectez-vous, ou créez votre compte : vous fixerez vos limites de dépôt et de mise avant de jouer."
+                            } else {
+                                "Choisissez « Jouez » pour gratter vous-même, ou « Auto » pour tout découvrir d'un coup."
+                            } }</p>
                         </div>
                     },
                 } }
-                <History tickets={model.history.clone()} first_page={model.history_cursors.is_empty()} {on_recall} {on_turn} />
+                { history(&model.history, model.history_cursors.is_empty(), &on_recall, &on_turn) }
             </main>
             <footer data-testid="responsible-gaming">
                 if model.demo { { "Jeu de démonstration — les gains sont fictifs. " } }

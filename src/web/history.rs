@@ -26,21 +26,10 @@ pub enum Turn {
     Newer,
 }
 
-#[derive(Properties, PartialEq)]
-pub struct HistoryProps {
-    /// A page, with one ticket more when an older page follows.
-    pub tickets: Vec<TicketView>,
-    pub first_page: bool,
-    /// A ticket chosen to look at again (or, unfinished, to go on with).
-    pub on_recall: Callback<TicketView>,
-    pub on_turn: Callback<Turn>,
-}
-
-/// One page of the history, with the way to the pages beside it.
-#[function_component(History)]
-pub fn history(props: &HistoryProps) -> Html {
-    let HistoryProps { tickets, first_page, on_recall, on_turn } = props;
-    let first_page = *first_page;
+/// One page of the history (`tickets`: with one ticket more when an older page follows), with the way
+/// to the pages beside it; `on_recall` hears of a ticket chosen to look at again (or, unfinished, to go
+/// on with). A function rather than a component, for the players' download (see `controls`).
+pub fn history(tickets: &[TicketView], first_page: bool, on_recall: &Callback<TicketView>, on_turn: &Callback<Turn>) -> Html {
     let shown = &tickets[..tickets.len().min(HISTORY_PAGE)];
     let older = (tickets.len() > HISTORY_PAGE).then(|| shown[shown.len() - 1].id.clone());
     let turn = |to: Turn| on_turn.reform(move |_: MouseEvent| to.clone());

@@ -77,25 +77,19 @@ pub fn reality_dialog(check: &api::RealityCheck, dispatch: &UseReducerDispatcher
             });
         })
     };
-    let on_stop = Callback::from(|_: MouseEvent| {
-        yew::platform::spawn_local(async {
-            let _ = api::logout().await;
-            if let Some(window) = web_sys::window() {
-                let _ = window.location().reload();
-            }
-        })
-    });
+    let on_stop = Callback::from(|_: MouseEvent| super::account::log_out());
     html! {
         <div class="reality-backdrop">
             <section class="reality-check" role="alertdialog" aria-modal="true" aria-labelledby="reality-title" data-testid="reality-check">
                 <h2 id="reality-title">{ "Faites le point" }</h2>
-                <p>{ format!("Vous jouez depuis {}.", duration_fr(check.session_seconds)) }</p>
-                <dl>
-                    <dt>{ "Tickets" }</dt><dd>{ check.tickets }</dd>
-                    <dt>{ "Mises" }</dt><dd>{ crate::money::Cents(check.staked_cents).to_string() }</dd>
-                    <dt>{ "Gains" }</dt><dd>{ crate::money::Cents(check.won_cents).to_string() }</dd>
-                    <dt>{ "Résultat net" }</dt><dd data-testid="reality-net">{ format_signed_cents(-check.net_cents) }</dd>
-                </dl>
+                <p class="reality-facts" data-testid="reality-facts">{ format!(
+                    "Vous jouez depuis {}. {} tickets : mises {}, gains {}, résultat net {}.",
+                    duration_fr(check.session_seconds),
+                    check.tickets,
+                    crate::money::Cents(check.staked_cents),
+                    crate::money::Cents(check.won_cents),
+                    format_signed_cents(-check.net_cents)
+                ) }</p>
                 <div class="reality-actions">
                     <button class="play auto" data-testid="reality-continue" onclick={on_continue} autofocus=true>{ "Continuer" }</button>
                     <button class="play retry" data-testid="reality-stop" onclick={on_stop}>{ "Arrêter" }</button>

@@ -3,15 +3,35 @@
 //! breaks and self-exclusion behind a confirmation step, and 12 months of the record. Its own build:
 //! none of it is in the game's first load. The server enforces all of it; the page only asks and shows.
 //!
-//! `?bienvenue` (where a new real-money account lands): the 7-day limits come first.
+//! Real-money onboarding starts here too (`?inscription`, where the game's « Créer un compte » leads):
+//! the registration asks the identity the law asks for, then the 7-day limits come first.
 
-use super::api::{ApiFailure, Flow, Span, date_fr, flow_fr, span_fr};
+use super::api::{ApiFailure, Flow, Span};
 use crate::api::{LimitState, PendingRaise, ResponsibleEvent, Standing};
 use crate::money::Cents;
 use gloo_net::http::Request;
 use serde::Serialize;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
+
+/// What the player reads of a refusal: the page's own refusals, then the game's.
+fn message_fr(e: &ApiFailure) -> String {
+    match e.code.as_str() {
+        "under_age" => "Le jeu est interdit aux mineurs : il faut avoir 18 ans.".into(),
+        "banned" => "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into(),
+        "already_paused" => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
+        "raise_not_yet" => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
+        "raise_lapsed" => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
+        "bad_request" if e.message.contains("first_name") || e.message.contains("birth_date") => {
+            "Indiquez vos prénom, nom et date de naissance (jour, mois, année).".into()
+        }
+        _ => e.message_fr(),
+    }
+}
+
+fn date_fr(unix: i64) -> String {
+    super::history::french_time(unix, true)
+}
 
 pub fn start() {
     yew::Renderer::<ResponsiblePage>::new().render();
@@ -141,7 +161,7 @@ fn responsible_page() -> Html {
             yew::platform::spawn_local(async move {
                 match load().await {
                     Ok(loaded) => view.set(loaded),
-                    Err(e) => notice.set(Some((false, e.message_fr()))),
+                    Err(e) => notice.set(Some((false, message_fr(&e)))),
                 }
             });
         })
@@ -159,24 +179,22 @@ fn responsible_page() -> Html {
             yew::platform::spawn_local(async move {
                 match send::<serde::de::IgnoredAny>(request).await {
                     Ok(_) => notice.set(Some((true, text))),
-                    Err(e) => notice.set(Some((false, e.message_fr()))),
+                    Err(e) => notice.set(Some((false, message_fr(&e)))),
                 }
                 reload.emit(());
             });
         })
     };
-    let welcome = web_sys::window().and_then(|w| w.location().search().ok()).is_some_and(|s| s.contains("bienvenue"));
 
     let body = match &*view {
         View::Loading => html! { <p class="rg-status" role="status">{ "Chargement…" }</p> },
-        View::SignedOut => html! { <p class="rg-status">{ "Connectez-vous d'abord, depuis " }<a href="/">{ "le jeu" }</a>{ "." }</p> },
+        View::SignedOut => html! { <Registration on_done={reload.clone()} /> },
         View::Paused(text) => html! { <p class="rg-status" role="status" data-testid="rg-paused">{ text.clone() }</p> },
         View::Ready(loaded) => {
             let missing = loaded.standing.limits.iter().any(|l| l.span == Span::Week && l.limit_cents.is_none());
             html! { <>
                 if missing && !loaded.demo {
                     <p class="rg-required" role="note" data-testid="rg-required">
-                        { if welcome { "Bienvenue ! " } else { "" } }
                         { "Avant tout dépôt et tout achat, fixez vos limites de dépôt et de mise sur 7 jours. Vous pourrez les baisser à tout moment ; une hausse ne s'appliquera qu'après 48 heures, une fois confirmée." }
                     </p>
                 }
@@ -208,6 +226,53 @@ fn responsible_page() -> Html {
 /// A request to run and what to say once it is done; or, with none, what is wrong.
 type Act = Callback<(Option<Request>, String)>;
 
+#[derive(Properties, PartialEq)]
+struct RegistrationProps {
+    on_done: Callback<()>,
+}
+
+/// A real-money account: a name and a password, and the identity the law asks for (18 or older; the
+/// national ban file is checked). Once created, the page shows the limits to set first.
+#[function_component(Registration)]
+fn registration(props: &RegistrationProps) -> Html {
+    let inputs: [NodeRef; 5] = [use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref()];
+    let error = use_state(|| None::<String>);
+    let on_submit = {
+        let (inputs, error, on_done) = (inputs.clone(), error.clone(), props.on_done.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let [name, password, first_name, last_name, birth_date] = inputs.each_ref().map(input_value);
+            let (error, on_done) = (error.clone(), on_done.clone());
+            yew::platform::spawn_local(async move {
+                let form =
+                    super::api::Registration { name: &name, password: &password, first_name: &first_name, last_name: &last_name, birth_date: &birth_date };
+                match super::api::register(&form).await {
+                    Ok(_) => on_done.emit(()),
+                    Err(e) => error.set(Some(message_fr(&e))),
+                }
+            });
+        })
+    };
+    let field = |i: usize, label: &str, kind: &str, auto: &str, test: &str| {
+        html! { <label>{ label.to_owned() }<input ref={inputs[i].clone()} type={kind.to_owned()} autocomplete={auto.to_owned()} required=true data-testid={test.to_owned()} /></label> }
+    };
+    html! {
+        <section class="rg-section" aria-labelledby="rg-register">
+            <h2 id="rg-register">{ "Créer mon compte" }</h2>
+            <p class="rg-help">{ "Jouer en argent réel est réservé aux personnes majeures. Votre identité est vérifiée auprès du fichier des interdits de jeu. Vous fixerez ensuite vos limites de dépôt et de mise, avant tout dépôt et tout achat. Déjà un compte ? " }<a href="/">{ "Se connecter depuis le jeu" }</a>{ "." }</p>
+            <form class="rg-register" onsubmit={on_submit} data-testid="rg-register">
+                { field(0, "Nom de joueur", "text", "username", "register-name") }
+                { field(1, "Mot de passe (8 caractères au moins)", "password", "new-password", "register-password") }
+                { field(2, "Prénom", "text", "given-name", "register-first-name") }
+                { field(3, "Nom de famille", "text", "family-name", "register-last-name") }
+                { field(4, "Date de naissance", "date", "bday", "register-birth-date") }
+                if let Some(message) = &*error { <p class="error" role="alert" data-testid="register-error">{ message.clone() }</p> }
+                <button class="play jouez" type="submit" data-testid="register-submit">{ "Créer mon compte" }</button>
+            </form>
+        </section>
+    }
+}
+
 fn limit_row(limit: &LimitState, act: &Act) -> Html {
     let input = NodeRef::default();
     let (flow, span) = (limit.flow, limit.span);
@@ -218,7 +283,9 @@ fn limit_row(limit: &LimitState, act: &Act) -> Html {
             e.prevent_default();
             let body = cents_typed(&input_value(&input)).map(|amount_cents| LimitBody { flow, span, amount_cents });
             match body {
-                Ok(body) => act.emit((Some(json("PUT", "/api/responsible/limits", &body)), format!("Limite de {} {} enregistrée.", flow_fr(flow), span_fr(span)))),
+                Ok(body) => {
+                    act.emit((Some(json("PUT", "/api/responsible/limits", &body)), format!("Limite de {} {} enregistrée.", flow_fr(flow), span_fr(span))))
+                }
                 Err(e) => act.emit((None, e)),
             }
         })
@@ -237,6 +304,23 @@ fn limit_row(limit: &LimitState, act: &Act) -> Html {
             <button class="button" type="submit">{ "Enregistrer" }</button>
         </form>
     }
+}
+
+fn flow_fr(flow: Flow) -> &'static str {
+    super::api::flow_fr(flow_key(flow))
+}
+
+fn span_fr(span: Span) -> &'static str {
+    super::api::span_fr(span_key(span))
+}
+
+fn pause_fr(pause: crate::api::Pause) -> String {
+    let kind = match pause.kind {
+        crate::api::PauseKind::Break => "break",
+        crate::api::PauseKind::Exclusion => "exclusion",
+        crate::api::PauseKind::Closed => "closed",
+    };
+    super::api::pause_fr(kind, pause.until)
 }
 
 fn flow_key(flow: Flow) -> &'static str {
@@ -304,7 +388,10 @@ fn reality_section(minutes: u32, act: &Act) -> Html {
         Callback::from(move |e: Event| {
             let Some(select) = e.target_dyn_into::<HtmlSelectElement>() else { return };
             let Ok(minutes) = select.value().parse() else { return };
-            act.emit((Some(json("PUT", "/api/responsible/reality-check", &Minutes { minutes })), format!("Point sur la session toutes les {minutes} minutes.")));
+            act.emit((
+                Some(json("PUT", "/api/responsible/reality-check", &Minutes { minutes })),
+                format!("Point sur la session toutes les {minutes} minutes."),
+            ));
         })
     };
     html! {
@@ -335,7 +422,7 @@ fn pause_section(props: &PauseProps) -> Html {
         return html! {
             <section class="rg-section" aria-labelledby="rg-pause">
                 <h2 id="rg-pause">{ "Pause et auto-exclusion" }</h2>
-                <p data-testid="rg-paused">{ super::api::pause_fr(pause) }</p>
+                <p data-testid="rg-paused">{ pause_fr(pause) }</p>
             </section>
         };
     }
@@ -361,8 +448,8 @@ fn pause_section(props: &PauseProps) -> Html {
             let (view, notice) = (view.clone(), notice.clone());
             yew::platform::spawn_local(async move {
                 match send::<crate::api::Pause>(json("POST", "/api/responsible/pause", &ask)).await {
-                    Ok(pause) => view.set(View::Paused(format!("{} Vous êtes déconnecté.", super::api::pause_fr(pause)))),
-                    Err(e) => notice.set(Some((false, e.message_fr()))),
+                    Ok(pause) => view.set(View::Paused(format!("{} Vous êtes déconnecté.", pause_fr(pause)))),
+                    Err(e) => notice.set(Some((false, message_fr(&e)))),
                 }
             });
         })
@@ -403,12 +490,8 @@ fn pause_section(props: &PauseProps) -> Html {
 }
 
 fn event_fr(e: &ResponsibleEvent) -> String {
-    let flow = e.detail.get("flow").and_then(|f| f.as_str()).map(|f| if f == "stake" { "mises" } else { "dépôts" });
-    let span = e.detail.get("span").and_then(|s| s.as_str()).map(|s| match s {
-        "day" => "sur 24 h",
-        "week" => "sur 7 jours",
-        _ => "sur 30 jours",
-    });
+    let flow = e.detail.get("flow").and_then(|f| f.as_str()).map(super::api::flow_fr);
+    let span = e.detail.get("span").and_then(|s| s.as_str()).map(super::api::span_fr);
     let amount = e.detail.get("limit_cents").and_then(|a| a.as_u64()).map_or_else(|| "aucune".to_owned(), |c| Cents(c).to_string());
     let limit = format!("{} {}", flow.unwrap_or(""), span.unwrap_or(""));
     let until = e.detail.get("until").and_then(|u| u.as_i64()).map(date_fr).unwrap_or_default();

@@ -187,7 +187,7 @@ pub async fn buy(dispatch: Dispatch, purchase: PendingPurchase, pending: Pending
     let bought = match answered {
         Ok(bought) => bought,
         Err(e) => {
-            return match e.detail.reality_check {
+            return match e.reality_check() {
                 Some(check) => dispatch.dispatch(Msg::RealityDue(check)),
                 None => fail(&dispatch, e),
             };

@@ -159,7 +159,10 @@ async fn the_reality_check_comes_after_the_chosen_interval_and_the_session_shows
     assert_eq!(s.buy(&p, "auto", "a").await.0, StatusCode::CREATED);
     hand.advance(15 * 60 - 1);
     let (_, session) = s.call(&p, M::GET, "/api/responsible/session", None).await;
-    assert_eq!((session["reality_check_due"].as_bool(), session["check"]["staked_cents"].as_i64(), session["check"]["net_cents"].as_i64()), (Some(false), Some(300), Some(300)));
+    assert_eq!(
+        (session["reality_check_due"].as_bool(), session["check"]["staked_cents"].as_i64(), session["check"]["net_cents"].as_i64()),
+        (Some(false), Some(300), Some(300))
+    );
     hand.advance(1);
     let (_, session) = s.call(&p, M::GET, "/api/responsible/session", None).await;
     assert_eq!((session["reality_check_due"].as_bool(), session["check"]["session_seconds"].as_i64()), (Some(true), Some(15 * 60)), "{session}");
