@@ -83,9 +83,10 @@ pub fn reality_dialog(check: &api::RealityCheck, dispatch: &UseReducerDispatcher
             <section class="reality-check" role="alertdialog" aria-modal="true" aria-labelledby="reality-title" data-testid="reality-check">
                 <h2 id="reality-title">{ "Faites le point" }</h2>
                 <p class="reality-facts" data-testid="reality-facts">{ format!(
-                    "Vous jouez depuis {}. {} tickets : mises {}, gains {}, résultat net {}.",
+                    "Vous jouez depuis {}. {} ticket{} : mises {}, gains {}, résultat net {}.",
                     duration_fr(check.session_seconds),
                     check.tickets,
+                    if check.tickets > 1 { "s" } else { "" },
                     crate::money::Cents(check.staked_cents),
                     crate::money::Cents(check.won_cents),
                     format_signed_cents(-check.net_cents)

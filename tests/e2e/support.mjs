@@ -62,16 +62,17 @@ export const vegasBinary = join(root, 'target', 'release', 'vegas');
  * The real ticket server (release build) serving dist/, on a fresh data directory (a first start makes
  * one block of 1 500 000 tickets, so it waits for /healthz), or on the PostgreSQL `database` when given.
  * `instance` picks another port, for several instances at once; `args` are more options of `serve`
- * (e.g. `--qa-deck FILE`); `dataDir` serves an existing data directory, which `stop({ keep: true })`
+ * (e.g. `--qa-deck FILE`); `demo: false` serves real money (no first emission is made: make one first);
+ * `dataDir` serves an existing data directory, which `stop({ keep: true })`
  * leaves for the next server. Resolves to { base, dataDir, stop }.
  */
-export async function startTicketServer({ database, instance = 0, args = [], dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-')) } = {}) {
+export async function startTicketServer({ database, instance = 0, args = [], demo = true, dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-')) } = {}) {
   const port = 18000 + (process.pid % 1000) * 3 + instance;
   const base = `http://127.0.0.1:${port}`;
   const store = database ? ['--database', database] : ['--data', dataDir];
   // Every fresh page makes a guest, all from this one address: the per-IP limit is raised.
   const limits = ['--auth-burst', '10000', '--auth-per-minute', '10000'];
-  const server = spawn(vegasBinary, [...store, 'serve', '--demo', ...limits, '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist'), ...args],
+  const server = spawn(vegasBinary, [...store, 'serve', ...(demo ? ['--demo'] : []), ...limits, '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist'), ...args],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
   const exited = new Promise(resolve => server.once('exit', resolve));
   const stop = async ({ keep = false } = {}) => {
