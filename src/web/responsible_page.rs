@@ -282,6 +282,9 @@ fn limit_row(limit: &LimitState, act: &Act) -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let body = cents_typed(&input_value(&input)).map(|amount_cents| LimitBody { flow, span, amount_cents });
+            if let (Ok(_), Some(field)) = (&body, input.cast::<HtmlInputElement>()) {
+                field.set_value("");
+            }
             match body {
                 Ok(body) => {
                     act.emit((Some(json("PUT", "/api/responsible/limits", &body)), format!("Limite de {} {} enregistrée.", flow_fr(flow), span_fr(span))))
@@ -472,7 +475,7 @@ fn pause_section(props: &PauseProps) -> Html {
                 <form class="rg-pause" onsubmit={on_choose}>
                     <label>{ "Durée " }
                         <select ref={choice} data-testid="rg-pause-choice">
-                            <option value="break-1">{ "Pause de 24 heures" }</option>
+                            <option value="break-1" selected=true>{ "Pause de 24 heures" }</option>
                             <option value="break-7">{ "Pause de 7 jours" }</option>
                             <option value="break-30">{ "Pause de 30 jours" }</option>
                             <option value="exclusion-6">{ "Auto-exclusion de 6 mois" }</option>

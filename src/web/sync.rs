@@ -189,7 +189,11 @@ pub async fn buy(dispatch: Dispatch, purchase: PendingPurchase, pending: Pending
         Err(e) => {
             return match e.reality_check() {
                 Some(check) => dispatch.dispatch(Msg::RealityDue(check)),
-                None => fail(&dispatch, e),
+                None => {
+                    // « Achat du ticket… » no longer stands: the refusal says why.
+                    dispatch.dispatch(Msg::Say(String::new()));
+                    fail(&dispatch, e)
+                }
             };
         }
     };
