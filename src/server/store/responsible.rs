@@ -177,13 +177,14 @@ pub fn guard_from(r: &impl super::rows::Columns) -> Result<Guard, StoreError> {
 }
 
 /// The guard's condition for `amount` of `flow` at `now`, in the `WHERE` of the statement that moves
-/// it: no pause; the 7-day limit set if `required` is not 0; and every limit set still holds once the
+/// it: no pause; both 7-day limits (stakes and deposits) set if `required` is not 0; and every limit set still holds once the
 /// amount is counted. `bases` are the running totals at each window's start ([`Span::ALL`] order);
 /// `row` qualifies the columns (`b.` in a statement that names the table).
 fn guard_condition(flow: Flow, row: &str, amount: &str, now: &str, required: &str, bases: [&str; 3]) -> String {
     let total = flow.total_column();
-    let week = flow.limit_column(Span::Week);
-    let mut condition = format!("{row}paused_until <= {now} AND (CAST({required} AS BIGINT) = 0 OR {row}{week} IS NOT NULL)");
+    let (stake_week, deposit_week) = (Flow::Stake.limit_column(Span::Week), Flow::Deposit.limit_column(Span::Week));
+    let mut condition =
+        format!("{row}paused_until <= {now} AND (CAST({required} AS BIGINT) = 0 OR ({row}{stake_week} IS NOT NULL AND {row}{deposit_week} IS NOT NULL))");
     for (span, base) in Span::ALL.into_iter().zip(bases) {
         let limit = flow.limit_column(span);
         condition.push_str(&format!(" AND ({row}{limit} IS NULL OR {row}{total} + {amount} - {base} <= {row}{limit})"));
@@ -278,8 +279,10 @@ pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i
     if guard.paused_until > now {
         return Err(Refused::Paused);
     }
-    if required && guard.limits.get(flow, Span::Week).is_none() {
-        return Err(Refused::LimitsRequired);
+    // Real money: nothing is credited and nothing sold before both 7-day limits are set; the one
+    // missing is named (the flow's own first).
+    if required && let Some(missing) = [flow, other(flow)].into_iter().find(|f| guard.limits.get(*f, Span::Week).is_none()) {
+        return Err(Refused::LimitsRequired(missing));
     }
     let total = guard.total(flow).0 as i64;
     let binding: Vec<Binding> = Span::ALL
@@ -298,8 +301,16 @@ pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
     Paused,
-    LimitsRequired,
+    /// This 7-day limit is not set.
+    LimitsRequired(Flow),
     Limits(Vec<Binding>),
+}
+
+fn other(flow: Flow) -> Flow {
+    match flow {
+        Flow::Stake => Flow::Deposit,
+        Flow::Deposit => Flow::Stake,
+    }
 }
 
 /// A limit the amount would pass: the running total must reach `need` at a window's start for the
@@ -317,7 +328,7 @@ pub struct Binding {
 pub fn explain(refused: Result<(), Refused>, flow: Flow, amount: Cents, guard: &Guard, pause_kind: Option<PauseKind>, reaching: &[Option<i64>]) -> StoreError {
     match refused {
         Err(Refused::Paused) => StoreError::Paused(Pause { kind: pause_kind.unwrap_or(PauseKind::Break), until: guard.paused_until }),
-        Err(Refused::LimitsRequired) => StoreError::LimitsRequired(flow),
+        Err(Refused::LimitsRequired(missing)) => StoreError::LimitsRequired(missing),
         Err(Refused::Limits(binding)) => {
             let refusals = binding.iter().zip(reaching).map(|(b, at)| b.refusal(flow, amount, *at)).collect();
             binding_longest(refusals).map_or_else(|| StoreError::Backend("a limit refused, but none binds".into()), StoreError::LimitReached)
@@ -617,9 +628,11 @@ fn fold(name: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A guard with this 7-day stake limit, and a 7-day deposit limit far away.
     fn guard(staked: u64, week: Option<u64>) -> Guard {
         let mut limits = LimitSet::default();
         limits.set(Flow::Stake, Span::Week, week.map(Cents));
+        limits.set(Flow::Deposit, Span::Week, Some(Cents(10_000_000)));
         Guard { balance: Cents(10_000), staked: Cents(staked), limits, ..Guard::default() }
     }
 
@@ -643,7 +656,10 @@ mod tests {
         paused.paused_until = 2_000;
         assert_eq!(refusal(&paused, Flow::Stake, Cents(300), [0; 3], 1_999, true), Err(Refused::Paused));
         assert_eq!(refusal(&paused, Flow::Stake, Cents(300), [0; 3], 2_000, true), Ok(()), "a pause ends at its second");
-        assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, true), Err(Refused::LimitsRequired));
+        assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, true), Err(Refused::LimitsRequired(Flow::Stake)));
+        let mut stake_only = guard(0, Some(1_000));
+        stake_only.limits.set(Flow::Deposit, Span::Week, None);
+        assert_eq!(refusal(&stake_only, Flow::Stake, Cents(300), [0; 3], 0, true), Err(Refused::LimitsRequired(Flow::Deposit)), "both");
         assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, false), Ok(()), "demo mode requires none");
         assert_eq!(refusal(&guard(0, None), Flow::Deposit, Cents(300), [0; 3], 0, false), Ok(()));
     }

@@ -23,9 +23,19 @@ const EVERY: Duration = Duration::from_millis(100);
 /// not slow reads: a reader looks up only the frames not yet copied back.
 const RESTART_FRAMES: i64 = 524_288;
 
-/// Stops the checkpointer thread when dropped.
+/// Stops the checkpointer thread when dropped, and waits for it: a store dropped is done with its file.
 pub struct Checkpointer {
-    _stop: mpsc::Sender<()>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The writer's side: a request to finish a checkpoint after its next commit.
@@ -79,7 +89,7 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
     let (stop, stopped) = mpsc::channel::<()>();
     let wanted = Arc::new(AtomicBool::new(false));
     let ask = wanted.clone();
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("sqlite-checkpoint".into())
         .spawn(move || {
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
@@ -91,5 +101,5 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
             }
         })
         .map_err(|e| StoreError::Backend(format!("cannot start the checkpointer: {e}")))?;
-    Ok((Checkpointer { _stop: stop }, FinishRequest { wanted }))
+    Ok((Checkpointer { stop: Some(stop), thread: Some(thread) }, FinishRequest { wanted }))
 }
