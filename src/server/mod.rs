@@ -380,8 +380,19 @@ fn content_hashed(path: &str) -> bool {
 }
 
 /// Serves until Ctrl-C, settling abandoned tickets in the background.
+/// Connections the kernel keeps waiting to be accepted: as many as it allows (`net.core.somaxconn`, 4096
+/// by default). A full queue drops a new client's connection, which its TCP sends again only a second
+/// later: one address opening and reopening thousands of connections must not fill it for the others.
+const ACCEPT_BACKLOG: u32 = 4096;
+
 pub async fn serve(state: AppState, addr: SocketAddr) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listen = || -> std::io::Result<tokio::net::TcpListener> {
+        let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(ACCEPT_BACKLOG)
+    };
+    let listener = listen().map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     tracing::info!("Vegas on http://{}", listener.local_addr().map_err(|e| e.to_string())?);
     serve_on(state, listener, shutdown_signal()).await
 }
