@@ -302,10 +302,16 @@ mod cli {
                 Ok(())
             }
             Command::Blocks { command: BlocksCommand::List } => {
-                println!("{:>8} {:>5} {:>9} {:>6}  root", "emission", "block", "sold", "state");
+                println!("{:>8} {:>5} {:>9} {:>9}  root", "emission", "block", "sold", "state");
                 for b in database.open(Opening::Beside).await?.blocks().await.map_err(|e| e.to_string())? {
-                    let state = if b.closed_at.is_some() { "closed" } else { "open" };
-                    println!("{:>8} {:>5} {:>9} {:>6}  {}", b.emission, b.block, b.sold, state, vegas::block::hex(&b.root));
+                    let state = if b.withdrawn_at.is_some() {
+                        "withdrawn"
+                    } else if b.closed_at.is_some() {
+                        "closed"
+                    } else {
+                        "open"
+                    };
+                    println!("{:>8} {:>5} {:>9} {:>9}  {}", b.emission, b.block, b.sold, state, vegas::block::hex(&b.root));
                 }
                 Ok(())
             }

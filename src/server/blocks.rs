@@ -73,7 +73,8 @@ pub struct BlockInfo {
     root: String,
     design_sha256: String,
     prize_table: Vec<PrizeLine>,
-    /// Revealed only once the block is closed, so anyone can then recompute and audit it.
+    /// Revealed only once the block is closed (sold out or withdrawn from sale), so anyone can then
+    /// recompute and audit it.
     seed: Option<String>,
 }
 
@@ -84,12 +85,12 @@ impl From<BlockRecord> for BlockInfo {
             block: b.block,
             size: b.size,
             sold: b.sold,
-            open: b.closed_at.is_none(),
+            open: !b.ended(),
             scheme: b.scheme.number(),
             root: hex(&b.root),
             design_sha256: hex(&b.design_hash),
             prize_table: PRIZE_TABLE.iter().map(|t| PrizeLine { count: t.count, lot_cents: t.lot.0 }).collect(),
-            seed: b.closed_at.map(|_| hex(&b.seed)),
+            seed: b.ended().then(|| hex(&b.seed)),
         }
     }
 }

@@ -244,6 +244,10 @@ impl From<StoreError> for ApiError {
             }
             StoreError::NoRaisePending => ApiError::NotFound("pending raise of this limit"),
             StoreError::Banned => ApiError::Forbidden("banned", e.to_string()),
+            StoreError::Suspended => ApiError::Forbidden("suspended", e.to_string()),
+            StoreError::AlreadyDone(_) => ApiError::Conflict("already_done", e.to_string()),
+            StoreError::Invalid(why) => ApiError::BadRequest(why),
+            StoreError::FourEyes => ApiError::Forbidden("four_eyes", e.to_string()),
             StoreError::Backend(cause) => ApiError::Internal(cause),
         }
     }

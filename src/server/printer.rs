@@ -231,7 +231,7 @@ impl Printer {
     /// Readies the tree of the block on sale ahead of its first proof, so that no buyer waits for it;
     /// says which block and where its tree came from (`None`: no block on sale).
     pub async fn prepare_proofs(&self, store: &dyn Store) -> Result<Option<(u32, u32, TreeOrigin)>, ApiError> {
-        let on_sale = store.blocks().await?.into_iter().find(|b| b.closed_at.is_none() && b.sold < b.size);
+        let on_sale = store.blocks().await?.into_iter().find(|b| !b.ended() && b.sold < b.size);
         let Some(block) = on_sale else { return Ok(None) };
         let origin = self.press(store, block.emission, block.block).await?.prover(store).await?.origin;
         Ok(Some((block.emission, block.block, origin)))

@@ -12,10 +12,12 @@
 //! | `demo` | demo | demo money given to guests and demo players |
 //! | `block:{e}:{b}:stakes` | stakes | 3 € in for every ticket of the block sold |
 //! | `block:{e}:{b}:prizes` | prizes | every win of the block's tickets paid out |
+//! | `withdrawals` | withdrawals | money players asked to withdraw, until finance pays it or refuses it |
 //!
 //! [`check`] recomputes every balance from the transfers, checks that all balances sum to zero, and
 //! reconciles each block: stakes = 3 € × tickets sold, and prizes paid + prizes owed on tickets not yet
-//! credited = the lots committed for the tickets sold. It attributes money too: each stake left its
+//! credited = the lots committed for the tickets sold; and `withdrawals` holds exactly the withdrawals
+//! still pending. It attributes money too: each stake left its
 //! ticket's owner's wallet for that ticket's block, each win left that block's prizes for the owner's
 //! wallet, and every transfer names accounts that exist and that its kind moves money between.
 //!
@@ -38,6 +40,7 @@ pub enum Account<'a> {
     Demo,
     Stakes { emission: u32, block: u32 },
     Prizes { emission: u32, block: u32 },
+    Withdrawals,
 }
 
 impl Account<'_> {
@@ -48,6 +51,7 @@ impl Account<'_> {
             Account::Demo => "demo".into(),
             Account::Stakes { emission, block } => format!("block:{emission}:{block}:stakes"),
             Account::Prizes { emission, block } => format!("block:{emission}:{block}:prizes"),
+            Account::Withdrawals => "withdrawals".into(),
         }
     }
 
@@ -58,6 +62,7 @@ impl Account<'_> {
             Account::Demo => "demo",
             Account::Stakes { .. } => "stakes",
             Account::Prizes { .. } => "prizes",
+            Account::Withdrawals => "withdrawals",
         }
     }
 }
@@ -66,10 +71,17 @@ impl Account<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransferKind {
     Deposit,
+    /// Out of a wallet: paid out by the operator (→ `cash`), or asked by the player (→ `withdrawals`).
     Withdrawal,
     Demo,
     Stake,
     Win,
+    /// A withdrawal asked, paid by finance: `withdrawals` → `cash`.
+    WithdrawalPaid,
+    /// A withdrawal asked, refused by finance: `withdrawals` → back to the wallet.
+    WithdrawalRefused,
+    /// A correction by staff: `cash` → wallet (a credit) or wallet → `cash` (a debit).
+    Adjustment,
 }
 
 impl TransferKind {
@@ -80,6 +92,9 @@ impl TransferKind {
             TransferKind::Demo => "demo",
             TransferKind::Stake => "stake",
             TransferKind::Win => "win",
+            TransferKind::WithdrawalPaid => "withdrawal_paid",
+            TransferKind::WithdrawalRefused => "withdrawal_refused",
+            TransferKind::Adjustment => "adjustment",
         }
     }
 }
@@ -123,8 +138,12 @@ impl<'a> Transfer<'a> {
 impl<'a> Transfer<'a> {
     /// Real money paid out to a player by the operator: from the wallet to `cash`.
     pub fn withdrawal(player: &'a str, amount: Cents, reason: &'a str) -> Transfer<'a> {
-        let kind = TransferKind::Withdrawal;
-        Transfer { kind, debit: Account::Wallet(player), credit: Account::Cash, amount, ticket: None, reason: Some(reason) }
+        Transfer::between(TransferKind::Withdrawal, Account::Wallet(player), Account::Cash, amount, reason)
+    }
+
+    /// A move that is not a ticket's: `amount` from `debit` to `credit`, with why.
+    pub fn between(kind: TransferKind, debit: Account<'a>, credit: Account<'a>, amount: Cents, reason: &'a str) -> Transfer<'a> {
+        Transfer { kind, debit, credit, amount, ticket: None, reason: Some(reason) }
     }
 }
 
@@ -174,13 +193,15 @@ pub struct LedgerFacts {
     /// Transfers naming an account or a ticket that does not exist, or accounts their kind never
     /// moves money between.
     pub orphan_transfers: u64,
+    /// What the withdrawals still pending add up to: all the `withdrawals` account may hold.
+    pub pending_withdrawals: i64,
 }
 
 /// The counts of [`super::sql::ledger_counts`], in its order.
 pub type Counts = [u64; 5];
 
 impl LedgerFacts {
-    pub fn new(accounts: Vec<AccountFacts>, transfers: u64, blocks: Vec<BlockFacts>, counts: Counts) -> LedgerFacts {
+    pub fn new(accounts: Vec<AccountFacts>, transfers: u64, blocks: Vec<BlockFacts>, counts: Counts, pending_withdrawals: i64) -> LedgerFacts {
         let [tickets_without_one_stake, tickets_with_wrong_win, misattributed_stakes, misattributed_wins, orphan_transfers] = counts;
         LedgerFacts {
             accounts,
@@ -191,6 +212,7 @@ impl LedgerFacts {
             misattributed_stakes,
             misattributed_wins,
             orphan_transfers,
+            pending_withdrawals,
         }
     }
 }
@@ -238,6 +260,10 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
     }
     if total != 0 {
         problems.push(format!("the balances of all accounts sum to {total}, not 0"));
+    }
+    let held = facts.accounts.iter().find(|a| a.kind == "withdrawals").map_or(0, |a| a.stored);
+    if held != facts.pending_withdrawals {
+        problems.push(format!("account withdrawals holds {held} but the withdrawals pending add up to {}", facts.pending_withdrawals));
     }
     let price = i64::try_from(TICKET_PRICE.0).expect("3 € fits");
     for b in &facts.blocks {
@@ -354,6 +380,7 @@ mod tests {
             misattributed_stakes: 0,
             misattributed_wins: 0,
             orphan_transfers: 0,
+            pending_withdrawals: 0,
         }
     }
 
@@ -383,6 +410,15 @@ mod tests {
         f.orphan_transfers = 2;
         let problems = check(f).unwrap_err();
         assert_eq!(problems.len(), 9, "{problems:?}");
+
+        let mut f = balanced();
+        f.accounts.push(AccountFacts { id: "withdrawals".into(), kind: "withdrawals".into(), stored: 500, from_transfers: 500 });
+        f.accounts[1].stored -= 500;
+        f.accounts[1].from_transfers -= 500;
+        f.pending_withdrawals = 300;
+        assert_eq!(check(f.clone()).unwrap_err().len(), 1, "withdrawals held but not pending");
+        f.pending_withdrawals = 500;
+        check(f).unwrap();
 
         let mut f = balanced();
         f.accounts[1].stored = -1;

@@ -19,6 +19,7 @@
 //! Implementations: [`sqlite`] (embedded, one writer thread with group commit, a pool of readers) and
 //! [`postgres`] (several server instances on one database).
 
+pub mod back_office;
 pub mod ledger;
 mod plan;
 pub mod postgres;
@@ -26,6 +27,7 @@ pub mod responsible;
 mod rows;
 mod sql;
 pub mod sqlite;
+pub mod tx;
 
 use crate::block::{Hash, LotCode, Scheme, Seed};
 use crate::money::Cents;
@@ -73,6 +75,14 @@ pub enum StoreError {
     RaiseLapsed { lapsed_at: i64 },
     #[error("no raise of this limit is pending")]
     NoRaisePending,
+    #[error("already {0}")]
+    AlreadyDone(&'static str),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("four eyes: whoever asked for an adjustment cannot approve or reject it; another staff member must")]
+    FourEyes,
+    #[error("the operator suspended this account: nothing can be staked or deposited until it is restored")]
+    Suspended,
     #[error("this identity is in the national ban file (fichier des interdits de jeu)")]
     Banned,
     #[error("the store failed: {0}")]
@@ -267,6 +277,15 @@ pub struct BlockRecord {
     pub design_hash: Hash,
     pub closed_at: Option<i64>,
     pub scheme: Scheme,
+    /// When staff withdrew it from sale, for good (`back_office::withdraw_block`).
+    pub withdrawn_at: Option<i64>,
+}
+
+impl BlockRecord {
+    /// Whether no more of its tickets can be sold: sold out or withdrawn. Its seed is published then.
+    pub fn ended(&self) -> bool {
+        self.closed_at.is_some() || self.withdrawn_at.is_some()
+    }
 }
 
 /// A made block, stored with its commitment before any sale.
@@ -456,6 +475,9 @@ pub trait Store: Send + Sync {
     /// account they match is closed: paused for good, its sessions ended, its balance paid out to
     /// `cash` as a withdrawal. Returns the accounts closed, with what each was paid.
     async fn import_bans(&self, keys: Vec<String>, now: i64) -> Result<Vec<(String, Cents)>, StoreError>;
+
+    /// A back-office unit of work ([`back_office::run`]); typed by [`back_office::BackOffice`].
+    async fn back_office(&self, op: back_office::Op, now: i64) -> Result<back_office::Done, StoreError>;
 
     /// Every signing key, oldest first.
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError>;

@@ -150,6 +150,8 @@ pub struct Guard {
     pub deposited: Cents,
     pub limits: LimitSet,
     pub paused_until: i64,
+    /// Staff suspended the account (the back office) at this time; restoring it clears it.
+    pub suspended_at: Option<i64>,
 }
 
 impl Guard {
@@ -162,7 +164,8 @@ impl Guard {
 }
 
 /// The columns of a wallet's guard row, as [`guard_from`] reads them.
-pub const GUARD_COLUMNS: &str = "balance, staked, deposited, stake_day, stake_week, stake_month, deposit_day, deposit_week, deposit_month, paused_until";
+pub const GUARD_COLUMNS: &str =
+    "balance, staked, deposited, stake_day, stake_week, stake_month, deposit_day, deposit_week, deposit_month, paused_until, suspended_at";
 
 /// A guard row, from the columns of [`GUARD_COLUMNS`].
 pub fn guard_from(r: &impl super::rows::Columns) -> Result<Guard, StoreError> {
@@ -173,18 +176,20 @@ pub fn guard_from(r: &impl super::rows::Columns) -> Result<Guard, StoreError> {
         deposited: super::cents(r.int(2)?)?,
         limits: LimitSet { stake: [limit(3)?, limit(4)?, limit(5)?], deposit: [limit(6)?, limit(7)?, limit(8)?] },
         paused_until: r.int(9)?,
+        suspended_at: r.optional_int(10)?,
     })
 }
 
 /// The guard's condition for `amount` of `flow` at `now`, in the `WHERE` of the statement that moves
-/// it: no pause; both 7-day limits (stakes and deposits) set if `required` is not 0; and every limit set still holds once the
+/// it: not suspended; no pause; both 7-day limits (stakes and deposits) set if `required` is not 0; and every limit set still holds once the
 /// amount is counted. `bases` are the running totals at each window's start ([`Span::ALL`] order);
 /// `row` qualifies the columns (`b.` in a statement that names the table).
 fn guard_condition(flow: Flow, row: &str, amount: &str, now: &str, required: &str, bases: [&str; 3]) -> String {
     let total = flow.total_column();
     let (stake_week, deposit_week) = (Flow::Stake.limit_column(Span::Week), Flow::Deposit.limit_column(Span::Week));
-    let mut condition =
-        format!("{row}paused_until <= {now} AND (CAST({required} AS BIGINT) = 0 OR ({row}{stake_week} IS NOT NULL AND {row}{deposit_week} IS NOT NULL))");
+    let mut condition = format!(
+        "{row}suspended_at IS NULL AND {row}paused_until <= {now} AND (CAST({required} AS BIGINT) = 0 OR ({row}{stake_week} IS NOT NULL AND {row}{deposit_week} IS NOT NULL))"
+    );
     for (span, base) in Span::ALL.into_iter().zip(bases) {
         let limit = flow.limit_column(span);
         condition.push_str(&format!(" AND ({row}{limit} IS NULL OR {row}{total} + {amount} - {base} <= {row}{limit})"));
@@ -276,6 +281,9 @@ pub fn window_starts(now: i64) -> [i64; 3] {
 /// Why a stake or a deposit the guard refused was refused, from the guard row read after it (the
 /// balance last: a player past a limit hears of the limit). `Ok` if nothing in the guard refuses it.
 pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i64, required: bool) -> Result<(), Refused> {
+    if guard.suspended_at.is_some() {
+        return Err(Refused::Suspended);
+    }
     if guard.paused_until > now {
         return Err(Refused::Paused);
     }
@@ -300,6 +308,7 @@ pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i
 /// What refused a move, before the store looks up when the allowance frees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
+    Suspended,
     Paused,
     /// This 7-day limit is not set.
     LimitsRequired(Flow),
@@ -327,6 +336,7 @@ pub struct Binding {
 /// binding limit when its first reaching amount was counted ([`STAKE_REACHING`], [`DEPOSIT_REACHING`]).
 pub fn explain(refused: Result<(), Refused>, flow: Flow, amount: Cents, guard: &Guard, pause_kind: Option<PauseKind>, reaching: &[Option<i64>]) -> StoreError {
     match refused {
+        Err(Refused::Suspended) => StoreError::Suspended,
         Err(Refused::Paused) => StoreError::Paused(Pause { kind: pause_kind.unwrap_or(PauseKind::Break), until: guard.paused_until }),
         Err(Refused::LimitsRequired(missing)) => StoreError::LimitsRequired(missing),
         Err(Refused::Limits(binding)) => {
@@ -686,13 +696,16 @@ mod tests {
     fn the_guard_checks_every_window_in_the_statement_that_moves_the_money() {
         let sql = take_stake("accounts WHERE id = $1");
         assert!(
-            sql.starts_with("UPDATE accounts SET balance = balance - $2, staked = staked + $2 WHERE id = $1 AND balance >= $2 AND paused_until <= $3"),
+            sql.starts_with("UPDATE accounts SET balance = balance - $2, staked = staked + $2 WHERE id = $1 AND balance >= $2 AND suspended_at IS NULL AND paused_until <= $3"),
             "{sql}"
         );
         for (limit, base) in [("stake_day", "$5"), ("stake_week", "$6"), ("stake_month", "$7")] {
             assert!(sql.contains(&format!("({limit} IS NULL OR staked + $2 - {base} <= {limit})")), "{sql}");
         }
-        assert!(give_deposit("balances WHERE account = $1 AND shard = 0").contains("WHERE account = $1 AND shard = 0 AND paused_until <= $3"));
+        assert!(
+            give_deposit("balances WHERE account = $1 AND shard = 0")
+                .contains("WHERE account = $1 AND shard = 0 AND suspended_at IS NULL AND paused_until <= $3")
+        );
     }
 
     #[test]

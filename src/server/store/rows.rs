@@ -59,6 +59,7 @@ pub fn block(r: &impl Columns) -> Result<BlockRecord, StoreError> {
         design_hash: r.hash(6)?,
         closed_at: r.optional_int(7)?,
         scheme: Scheme::from_number(r.unsigned(8)?).ok_or_else(|| StoreError::Backend("a block of an unknown scheme".into()))?,
+        withdrawn_at: r.optional_int(9)?,
     })
 }
 

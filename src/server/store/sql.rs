@@ -8,8 +8,9 @@ use crate::rules::prize_table::TICKET_PRICE;
 pub const TICKET_COLUMNS: &str = "id, player_id, emission, block, idx, mode, lot_cents, revealed, sold_at, credited_at, finished_at, revealed_at";
 
 /// A block with its sale counter, as [`super::rows::block`] reads it; a `WHERE` or `ORDER BY` follows.
-pub const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at, b.scheme \
-                               FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block";
+pub const BLOCK_QUERY: &str = "SELECT b.emission, b.block, s.size, s.sold, b.seed, b.root, b.design_hash, s.closed_at, b.scheme, w.at \
+                               FROM blocks b JOIN block_sales s ON s.emission = b.emission AND s.block = b.block \
+                               LEFT JOIN block_withdrawals w ON w.emission = b.emission AND w.block = b.block";
 
 /// A stale guest (`p`), created before `$1`: no session left (a guest has no password, so it can
 /// never come back), no ticket, and no real money ever moved.
@@ -46,6 +47,9 @@ pub const TRANSFER_COUNT: &str = "SELECT COUNT(*) FROM transfers";
 
 pub const BLOCK_SALES: &str = "SELECT emission, block, sold FROM block_sales ORDER BY emission, block";
 
+/// What the withdrawals still pending add up to.
+pub const PENDING_WITHDRAWALS: &str = "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM withdrawals WHERE state = 'pending'";
+
 /// A block's tickets (`$1`, `$2`): index, lot, and whether the lot is still owed.
 pub const BLOCK_TICKETS: &str = "SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = $1 AND block = $2";
 
@@ -78,7 +82,10 @@ pub fn ledger_counts() -> [String; 5] {
          LEFT JOIN accounts d ON d.id = x.debit LEFT JOIN accounts c ON c.id = x.credit LEFT JOIN tickets t ON t.id = x.ticket_id \
          WHERE d.id IS NULL OR c.id IS NULL OR (x.ticket_id IS NOT NULL AND t.id IS NULL) \
             OR NOT ((x.kind = 'deposit' AND d.kind = 'cash' AND c.kind = 'wallet') \
-                 OR (x.kind = 'withdrawal' AND d.kind = 'wallet' AND c.kind = 'cash') \
+                 OR (x.kind = 'withdrawal' AND d.kind = 'wallet' AND c.kind IN ('cash', 'withdrawals')) \
+                 OR (x.kind = 'withdrawal_paid' AND d.kind = 'withdrawals' AND c.kind = 'cash') \
+                 OR (x.kind = 'withdrawal_refused' AND d.kind = 'withdrawals' AND c.kind = 'wallet') \
+                 OR (x.kind = 'adjustment' AND ((d.kind = 'cash' AND c.kind = 'wallet') OR (d.kind = 'wallet' AND c.kind = 'cash'))) \
                  OR (x.kind = 'demo' AND d.kind = 'demo' AND c.kind = 'wallet') \
                  OR (x.kind = 'stake' AND d.kind = 'wallet' AND c.kind = 'stakes') \
                  OR (x.kind = 'win' AND d.kind = 'prizes' AND c.kind = 'wallet'))"

@@ -42,6 +42,7 @@ use tokio_postgres::types::Type;
 
 mod responsible;
 mod sales;
+mod tx;
 
 mod embedded {
     refinery::embed_migrations!("src/server/store/postgres/migrations");
@@ -162,7 +163,7 @@ impl PostgresStore {
         core.migrate().await?;
         // The accounts money enters the game from, with their shards (opening them again is a no-op).
         let client = core.pool.get().await.map_err(backend)?;
-        for account in [Account::Cash, Account::Demo] {
+        for account in [Account::Cash, Account::Demo, Account::Withdrawals] {
             open_account(&client, &account).await?;
         }
         Ok(PostgresStore { sales: sales::start(core.clone()), core })
@@ -338,7 +339,14 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
         let (emission, block) = match cached {
             Some(open) => open,
             None => {
-                let lowest = tx.query_opt("SELECT emission, block FROM block_stripes WHERE next < stop ORDER BY emission, block LIMIT 1", &[]).await?;
+                let lowest = tx
+                    .query_opt(
+                        "SELECT s.emission, s.block FROM block_stripes s WHERE s.next < s.stop \
+                     AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = s.emission AND w.block = s.block) \
+                     ORDER BY s.emission, s.block LIMIT 1",
+                        &[],
+                    )
+                    .await?;
                 let lowest = lowest.map(|r| (r.get(0), r.get(1))).ok_or(StoreError::SoldOut)?;
                 *open.lock().unwrap_or_else(|p| p.into_inner()) = Some(lowest);
                 lowest
@@ -350,6 +358,7 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
             let take = tx
                 .prepare_cached(&format!(
                     "WITH free AS (SELECT stripe, next FROM block_stripes WHERE emission = $2 AND block = $3 AND next < stop \
+                                     AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = $2 AND w.block = $3) \
                                    ORDER BY stripe LIMIT 1 FOR UPDATE {wait}) \
                      UPDATE block_stripes t SET next = LEAST(t.next + $4, t.stop), \
                                                 exhausted_at = CASE WHEN t.next + $4 >= t.stop THEN $1::BIGINT END \
@@ -362,7 +371,7 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
                 return Ok(Claimed { emission: unsigned(emission)?, block: unsigned(block)?, stripe: row.get(0), start, count: end - start });
             }
         }
-        // Sold out (since last seen): look for the next open block.
+        // Sold out or withdrawn from sale (since last seen): look for the next open block.
         *open.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
     Err(Failure::Retry("the open blocks sold out while this sale looked at them".into()))
@@ -443,7 +452,8 @@ async fn ledger_facts(tx: &Transaction<'_>, lots: &LotsCache) -> Result<LedgerFa
     for (count, query) in counts.iter_mut().zip(sql::ledger_counts()) {
         *count = u64::try_from(tx.query_one(&query, &[]).await?.get::<_, i64>(0)).map_err(backend)?;
     }
-    Ok(LedgerFacts::new(ledger::accounts(sums, &stored), u64::try_from(transfers).map_err(backend)?, blocks, counts))
+    let pending: i64 = tx.query_one(sql::PENDING_WITHDRAWALS, &[]).await?.get(0);
+    Ok(LedgerFacts::new(ledger::accounts(sums, &stored), u64::try_from(transfers).map_err(backend)?, blocks, counts, pending))
 }
 
 #[async_trait]
@@ -898,6 +908,15 @@ impl Store for PostgresStore {
             .unit(|tx| {
                 let keys = keys.clone();
                 Box::pin(async move { responsible::import_bans(tx, &keys, now).await })
+            })
+            .await
+    }
+
+    async fn back_office(&self, op: super::back_office::Op, now: i64) -> Result<super::back_office::Done, StoreError> {
+        self.core
+            .unit(|t| {
+                let op = op.clone();
+                Box::pin(async move { super::back_office::run(&mut tx::PgTx(t), &op, now).await })
             })
             .await
     }

@@ -5,6 +5,7 @@
 
 mod checkpoint;
 mod responsible;
+mod tx;
 mod writer;
 
 use super::ledger::{self, Account, BlockTally, LedgerFacts, Transfer};
@@ -299,7 +300,8 @@ fn sell(conn: &Connection, lots: &LotsCache, r: &SaleRequest) -> Result<Sale, St
     let slot: Option<(u32, u32, u32)> = conn
         .prepare_cached(
             "UPDATE block_sales SET sold = sold + 1, closed_at = CASE WHEN sold + 1 = size THEN ?1 END \
-             WHERE (emission, block) = (SELECT emission, block FROM block_sales WHERE sold < size ORDER BY emission, block LIMIT 1) \
+             WHERE (emission, block) = (SELECT s.emission, s.block FROM block_sales s WHERE s.sold < s.size \
+                 AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = s.emission AND w.block = s.block) ORDER BY s.emission, s.block LIMIT 1) \
                AND sold < size \
              RETURNING emission, block, sold - 1",
         )?
@@ -348,7 +350,8 @@ fn ledger_facts(conn: &Connection, lots: &LotsCache) -> Result<LedgerFacts, Stor
     for (count, query) in counts.iter_mut().zip(sql::ledger_counts()) {
         *count = conn.query_row(&query, [], |r| r.get(0))?;
     }
-    Ok(LedgerFacts::new(ledger::accounts(sums, &stored), transfers, blocks, counts))
+    let pending = conn.query_row(sql::PENDING_WITHDRAWALS, [], |r| r.get(0))?;
+    Ok(LedgerFacts::new(ledger::accounts(sums, &stored), transfers, blocks, counts, pending))
 }
 
 #[async_trait]
@@ -684,6 +687,13 @@ impl Store for SqliteStore {
 
     async fn import_bans(&self, keys: Vec<String>, now: i64) -> Result<Vec<(String, Cents)>, StoreError> {
         self.write(move |conn, _| responsible::import_bans(conn, &keys, now)).await
+    }
+
+    async fn back_office(&self, op: super::back_office::Op, now: i64) -> Result<super::back_office::Done, StoreError> {
+        if op.reads_only() {
+            return self.read(false, move |conn| tx::run(conn, async |tx| super::back_office::run(tx, &op, now).await)).await;
+        }
+        self.write(move |conn, _| tx::run(conn, async |tx| super::back_office::run(tx, &op, now).await)).await
     }
 
     async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {

@@ -1,0 +1,899 @@
+//! The back office's store: staff and their sessions, the audit log, suspensions, withdrawals,
+//! adjustments under four eyes, blocks withdrawn from sale. Written once against [`Tx`]; each
+//! backend runs it in its own unit of work.
+//!
+//! Every staff action and configuration change appends one row to `audit_log` in the unit of work
+//! that makes the change: the change and its record are one. Each row's hash covers its fields and
+//! the previous row's hash ([`entry_hash`]), so that rewriting a row behind the database's back (its
+//! triggers refuse UPDATE and DELETE) breaks the chain at that row ([`verify_chain`]).
+
+use super::ledger::{Account, Transfer, TransferKind};
+use super::rows::Columns;
+use super::tx::{Row, Tx, Value};
+use super::{StoreError, cents, sql_amount};
+use crate::money::Cents;
+use sha2::{Digest, Sha256};
+
+/// What a staff member may do: each route checks it (`server::back_office`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Manages staff and blocks.
+    Admin,
+    /// Moves money: adjustments, withdrawals, closing an account.
+    Finance,
+    /// Reads players, suspends and restores them; moves no money.
+    Support,
+    /// Reads everything, changes nothing.
+    Auditor,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Admin, Role::Finance, Role::Support, Role::Auditor];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Finance => "finance",
+            Role::Support => "support",
+            Role::Auditor => "auditor",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewStaff {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub password_hash: String,
+    /// The TOTP secret, base32 (RFC 4648, no padding).
+    pub totp_secret: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaffRecord {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub password_hash: String,
+    pub totp_secret: String,
+    pub created_at: i64,
+}
+
+impl StaffRecord {
+    /// How the audit log names this member.
+    pub fn actor(&self) -> String {
+        format!("staff:{}", self.name)
+    }
+}
+
+const STAFF_COLUMNS: &str = "id, name, role, password_hash, totp_secret, created_at";
+
+fn staff_from(r: &Row) -> Result<StaffRecord, StoreError> {
+    let role = r.text(2)?;
+    Ok(StaffRecord {
+        id: r.text(0)?,
+        name: r.text(1)?,
+        role: Role::parse(&role).ok_or_else(|| StoreError::Backend(format!("a staff member with role {role:?}")))?,
+        password_hash: r.text(3)?,
+        totp_secret: r.text(4)?,
+        created_at: r.int(5)?,
+    })
+}
+
+// ---- the audit log -------------------------------------------------------------------------------
+
+/// What an action appends to the audit log: who did what to what, the state before and after (JSON),
+/// and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditNote {
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+    pub reason: Option<String>,
+}
+
+impl AuditNote {
+    pub fn new(actor: &str, action: &str, target: impl Into<String>) -> AuditNote {
+        AuditNote { actor: actor.to_owned(), action: action.to_owned(), target: target.into(), before: None, after: None, reason: None }
+    }
+
+    pub fn change(mut self, before: Option<serde_json::Value>, after: Option<serde_json::Value>) -> AuditNote {
+        (self.before, self.after) = (before, after);
+        self
+    }
+
+    pub fn because(mut self, reason: &str) -> AuditNote {
+        self.reason = Some(reason.to_owned());
+        self
+    }
+}
+
+/// A row of the audit log as stored.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AuditEntry {
+    pub seq: i64,
+    pub at: i64,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub reason: Option<String>,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// The hash the first row chains to.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A row's hash: SHA-256 over its fields and the previous row's hash, as a JSON array (one unambiguous
+/// encoding of texts that may hold any character), in hex.
+pub fn entry_hash(e: &AuditEntry) -> String {
+    let fields = serde_json::json!([e.seq, e.at, e.actor, e.action, e.target, e.before, e.after, e.reason, e.prev_hash]);
+    crate::block::hex(&Sha256::digest(fields.to_string().as_bytes()))
+}
+
+/// Where the chain breaks: the first row that does not follow from the ones before it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("audit log row {seq}: {why}")]
+pub struct ChainBreak {
+    pub seq: i64,
+    pub why: String,
+}
+
+/// Walks the log in order from `previous` (the last row checked, or none from the start): numbers
+/// follow one another, each row chains to the one before and its hash is its own. The last row
+/// checked, to go on from.
+pub fn verify_chain(previous: Option<(i64, String)>, entries: &[AuditEntry]) -> Result<Option<(i64, String)>, ChainBreak> {
+    let mut last = previous;
+    for e in entries {
+        let (seq, prev_hash) = last.clone().unwrap_or((0, GENESIS.to_owned()));
+        let broken = |why: String| Err(ChainBreak { seq: e.seq, why });
+        if e.seq != seq + 1 {
+            return broken(format!("follows row {seq}: a row is missing or out of place"));
+        }
+        if e.prev_hash != prev_hash {
+            return broken(format!("chains to {} but row {seq}'s hash is {prev_hash}", e.prev_hash));
+        }
+        let hash = entry_hash(e);
+        if e.hash != hash {
+            return broken(format!("its fields hash to {hash}, not to the {} it records: it was changed", e.hash));
+        }
+        last = Some((e.seq, e.hash.clone()));
+    }
+    Ok(last)
+}
+
+const AUDIT_COLUMNS: &str = "seq, at, actor, action, target, before, after, reason, prev_hash, hash";
+
+fn audit_from(r: &Row) -> Result<AuditEntry, StoreError> {
+    Ok(AuditEntry {
+        seq: r.int(0)?,
+        at: r.int(1)?,
+        actor: r.text(2)?,
+        action: r.text(3)?,
+        target: r.text(4)?,
+        before: r.optional_text(5)?,
+        after: r.optional_text(6)?,
+        reason: r.optional_text(7)?,
+        prev_hash: r.text(8)?,
+        hash: r.text(9)?,
+    })
+}
+
+/// Appends `note` after the last row. Two units of work that read the same last row both try its
+/// successor's number: the second finds it taken and is run again.
+pub async fn append<T: Tx>(tx: &mut T, note: &AuditNote, now: i64) -> Result<AuditEntry, T::Error> {
+    let last = tx.query_opt("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1", &[]).await?;
+    let (seq, prev_hash) = match last {
+        Some(r) => (r.int(0)? + 1, r.text(1)?),
+        None => (1, GENESIS.to_owned()),
+    };
+    let json = |v: &Option<serde_json::Value>| v.as_ref().map(serde_json::Value::to_string);
+    let mut entry = AuditEntry {
+        seq,
+        at: now,
+        actor: note.actor.clone(),
+        action: note.action.clone(),
+        target: note.target.clone(),
+        before: json(&note.before),
+        after: json(&note.after),
+        reason: note.reason.clone(),
+        prev_hash,
+        hash: String::new(),
+    };
+    entry.hash = entry_hash(&entry);
+    let e = &entry;
+    let params = [
+        e.seq.into(),
+        e.at.into(),
+        e.actor.as_str().into(),
+        e.action.as_str().into(),
+        e.target.as_str().into(),
+        e.before.clone().into(),
+        e.after.clone().into(),
+        e.reason.clone().into(),
+        e.prev_hash.as_str().into(),
+        e.hash.as_str().into(),
+    ];
+    let inserted = tx
+        .execute(&format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (seq) DO NOTHING"), &params)
+        .await?;
+    if inserted == 0 {
+        return Err(T::conflict(format!("audit log row {seq} was appended meanwhile")));
+    }
+    Ok(entry)
+}
+
+/// Up to `limit` rows after row `after`, in order.
+pub async fn audit_log<T: Tx>(tx: &mut T, after: i64, limit: u32) -> Result<Vec<AuditEntry>, T::Error> {
+    let rows = tx.query(&format!("SELECT {AUDIT_COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2"), &[after.into(), limit.into()]).await?;
+    Ok(rows.iter().map(audit_from).collect::<Result<_, _>>()?)
+}
+
+// ---- staff ---------------------------------------------------------------------------------------
+
+pub async fn add_staff<T: Tx>(tx: &mut T, staff: &NewStaff, actor: &str, now: i64) -> Result<StaffRecord, T::Error> {
+    let added = tx
+        .execute(
+            &format!("INSERT INTO staff ({STAFF_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING"),
+            &[
+                staff.id.as_str().into(),
+                staff.name.as_str().into(),
+                staff.role.as_str().into(),
+                staff.password_hash.as_str().into(),
+                staff.totp_secret.as_str().into(),
+                now.into(),
+            ],
+        )
+        .await?;
+    if added == 0 {
+        return Err(StoreError::NameTaken.into());
+    }
+    let note = AuditNote::new(actor, "staff_added", format!("staff:{}", staff.name)).change(None, Some(serde_json::json!({ "role": staff.role })));
+    append(tx, &note, now).await?;
+    Ok(StaffRecord {
+        id: staff.id.clone(),
+        name: staff.name.clone(),
+        role: staff.role,
+        password_hash: staff.password_hash.clone(),
+        totp_secret: staff.totp_secret.clone(),
+        created_at: now,
+    })
+}
+
+pub async fn staff_named<T: Tx>(tx: &mut T, name: &str) -> Result<Option<StaffRecord>, T::Error> {
+    let row = tx.query_opt(&format!("SELECT {STAFF_COLUMNS} FROM staff WHERE name = $1"), &[name.into()]).await?;
+    Ok(row.as_ref().map(staff_from).transpose()?)
+}
+
+/// Gives a member another role; the same role again changes (and records) nothing.
+pub async fn set_role<T: Tx>(tx: &mut T, name: &str, role: Role, actor: &str, reason: &str, now: i64) -> Result<(), T::Error> {
+    let before = staff_named(tx, name).await?.ok_or(StoreError::NotFound("staff member"))?;
+    let changed =
+        tx.execute("UPDATE staff SET role = $2 WHERE name = $1 AND role = $3", &[name.into(), role.as_str().into(), before.role.as_str().into()]).await?;
+    if before.role == role {
+        return Ok(());
+    }
+    if changed == 0 {
+        return Err(T::conflict(format!("{name}'s role changed meanwhile")));
+    }
+    let note = AuditNote::new(actor, "staff_role_changed", format!("staff:{name}"))
+        .change(Some(serde_json::json!({ "role": before.role })), Some(serde_json::json!({ "role": role })))
+        .because(reason);
+    append(tx, &note, now).await?;
+    Ok(())
+}
+
+pub async fn create_staff_session<T: Tx>(tx: &mut T, token_hash: &str, staff_id: &str, now: i64, expires_at: i64) -> Result<(), T::Error> {
+    tx.execute(
+        "INSERT INTO staff_sessions (token_hash, staff_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        &[token_hash.into(), staff_id.into(), now.into(), expires_at.into()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The member an unexpired session belongs to.
+pub async fn staff_session<T: Tx>(tx: &mut T, token_hash: &str, now: i64) -> Result<Option<StaffRecord>, T::Error> {
+    let columns = STAFF_COLUMNS.split(", ").map(|c| format!("s.{c}")).collect::<Vec<_>>().join(", ");
+    let row = tx
+        .query_opt(
+            &format!("SELECT {columns} FROM staff_sessions x JOIN staff s ON s.id = x.staff_id WHERE x.token_hash = $1 AND x.expires_at > $2"),
+            &[token_hash.into(), now.into()],
+        )
+        .await?;
+    Ok(row.as_ref().map(staff_from).transpose()?)
+}
+
+pub async fn delete_staff_session<T: Tx>(tx: &mut T, token_hash: &str) -> Result<(), T::Error> {
+    tx.execute("DELETE FROM staff_sessions WHERE token_hash = $1", &[token_hash.into()]).await?;
+    Ok(())
+}
+
+// ---- players -------------------------------------------------------------------------------------
+
+fn player_target(player: &str) -> String {
+    format!("player:{player}")
+}
+
+/// Suspends (`true`) or restores a player's account: a suspended wallet's guard refuses every stake
+/// and deposit. Asking for the state it is already in is [`StoreError::AlreadyDone`].
+pub async fn suspend<T: Tx>(tx: &mut T, player: &str, suspended: bool, actor: &str, reason: &str, now: i64) -> Result<(), T::Error> {
+    let wallet = Account::Wallet(player).id();
+    let (set, state) = if suspended { ("$2", "IS NULL") } else { ("NULL", "IS NOT NULL") };
+    let (table, key) = T::WALLET.split_once(" WHERE ").expect("a guard row names its table and its key");
+    let changed = tx.execute(&format!("UPDATE {table} SET suspended_at = {set} WHERE {key} AND suspended_at {state}"), &[wallet.into(), now.into()]).await?;
+    if changed == 0 {
+        let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
+        return Err(if exists { StoreError::AlreadyDone(if suspended { "suspended" } else { "not suspended" }) } else { StoreError::NotFound("player") }.into());
+    }
+    let action = if suspended { "player_suspended" } else { "player_restored" };
+    let state = |s: bool| Some(serde_json::json!({ "suspended": s }));
+    append(tx, &AuditNote::new(actor, action, player_target(player)).change(state(!suspended), state(suspended)).because(reason), now).await?;
+    Ok(())
+}
+
+// ---- withdrawals ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WithdrawalState {
+    Pending,
+    Paid,
+    Refused,
+}
+
+impl WithdrawalState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WithdrawalState::Pending => "pending",
+            WithdrawalState::Paid => "paid",
+            WithdrawalState::Refused => "refused",
+        }
+    }
+
+    fn parse(text: &str) -> Result<WithdrawalState, StoreError> {
+        [WithdrawalState::Pending, WithdrawalState::Paid, WithdrawalState::Refused]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| StoreError::Backend(format!("a withdrawal in state {text:?}")))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdrawal {
+    pub id: i64,
+    pub player_id: String,
+    pub amount: Cents,
+    pub asked_at: i64,
+    pub state: WithdrawalState,
+    pub decided_at: Option<i64>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+}
+
+const WITHDRAWAL_COLUMNS: &str = "id, player_id, amount, asked_at, state, decided_at, decided_by, reason";
+
+fn withdrawal_from(r: &Row) -> Result<Withdrawal, StoreError> {
+    Ok(Withdrawal {
+        id: r.int(0)?,
+        player_id: r.text(1)?,
+        amount: cents(r.int(2)?)?,
+        asked_at: r.int(3)?,
+        state: WithdrawalState::parse(&r.text(4)?)?,
+        decided_at: r.optional_int(5)?,
+        decided_by: r.optional_text(6)?,
+        reason: r.optional_text(7)?,
+    })
+}
+
+async fn balance_of<T: Tx>(tx: &mut T, player: &str) -> Result<Cents, T::Error> {
+    let (table, key) = T::WALLET.split_once(" WHERE ").expect("a guard row names its table and its key");
+    let row = tx.query_opt(&format!("SELECT balance FROM {table} WHERE {key}"), &[Account::Wallet(player).id().into()]).await?;
+    Ok(cents(row.ok_or(StoreError::NotFound("player"))?.int(0)?)?)
+}
+
+/// The player asks to withdraw `amount`: it leaves the wallet at once for `withdrawals`, where it
+/// cannot be staked, until finance pays it or refuses it.
+pub async fn ask_withdrawal<T: Tx>(tx: &mut T, player: &str, amount: Cents, now: i64) -> Result<Withdrawal, T::Error> {
+    if amount.is_zero() {
+        return Err(StoreError::Invalid("a withdrawal of 0 €".into()).into());
+    }
+    let moved =
+        tx.transfer(&Transfer::between(TransferKind::Withdrawal, Account::Wallet(player), Account::Withdrawals, amount, "withdrawal asked"), now).await?;
+    if moved.is_none() {
+        return Err(StoreError::Overdraft { balance: balance_of(tx, player).await?, amount }.into());
+    }
+    let row = tx
+        .query_opt(
+            &format!("INSERT INTO withdrawals (player_id, amount, asked_at) VALUES ($1, $2, $3) RETURNING {WITHDRAWAL_COLUMNS}"),
+            &[player.into(), sql_amount(amount)?.into(), now.into()],
+        )
+        .await?
+        .ok_or_else(|| StoreError::Backend("a withdrawal inserted returned no row".into()))?;
+    Ok(withdrawal_from(&row)?)
+}
+
+/// Finance pays a pending withdrawal (`withdrawals` → `cash`) or refuses it (back to the wallet).
+pub async fn decide_withdrawal<T: Tx>(tx: &mut T, id: i64, pay: bool, actor: &str, reason: &str, now: i64) -> Result<Withdrawal, T::Error> {
+    let state = if pay { WithdrawalState::Paid } else { WithdrawalState::Refused };
+    let row = tx
+        .query_opt(
+            &format!(
+                "UPDATE withdrawals SET state = $2, decided_at = $3, decided_by = $4, reason = $5 WHERE id = $1 AND state = 'pending' RETURNING {WITHDRAWAL_COLUMNS}"
+            ),
+            &[id.into(), state.as_str().into(), now.into(), actor.into(), reason.into()],
+        )
+        .await?;
+    let Some(row) = row else {
+        let found = tx.query_opt("SELECT state FROM withdrawals WHERE id = $1", &[id.into()]).await?;
+        return Err(match found {
+            Some(_) => StoreError::AlreadyDone("decided"),
+            None => StoreError::NotFound("withdrawal"),
+        }
+        .into());
+    };
+    let w = withdrawal_from(&row)?;
+    let (kind, to) = if pay { (TransferKind::WithdrawalPaid, Account::Cash) } else { (TransferKind::WithdrawalRefused, Account::Wallet(&w.player_id)) };
+    tx.transfer(&Transfer::between(kind, Account::Withdrawals, to, w.amount, reason), now)
+        .await?
+        .ok_or_else(|| StoreError::Backend("the withdrawals account could not pay".into()))?;
+    let action = if pay { "withdrawal_paid" } else { "withdrawal_refused" };
+    let note = AuditNote::new(actor, action, format!("withdrawal:{id}"))
+        .change(Some(serde_json::json!({ "state": "pending", "player": w.player_id, "amount_cents": w.amount.0 })), Some(serde_json::json!({ "state": state })))
+        .because(reason);
+    append(tx, &note, now).await?;
+    Ok(w)
+}
+
+/// Withdrawals in `state` (all, if none), oldest first, of one player if named.
+pub async fn withdrawals<T: Tx>(tx: &mut T, state: Option<WithdrawalState>, player: Option<&str>, limit: u32) -> Result<Vec<Withdrawal>, T::Error> {
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT {WITHDRAWAL_COLUMNS} FROM withdrawals WHERE ($1 IS NULL OR state = $1) AND ($2 IS NULL OR player_id = $2) ORDER BY asked_at, id LIMIT $3"
+            ),
+            &[state.map(WithdrawalState::as_str).into(), player.into(), limit.into()],
+        )
+        .await?;
+    Ok(rows.iter().map(withdrawal_from).collect::<Result<_, _>>()?)
+}
+
+// ---- adjustments ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdjustmentState {
+    Pending,
+    Applied,
+    Rejected,
+}
+
+impl AdjustmentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdjustmentState::Pending => "pending",
+            AdjustmentState::Applied => "applied",
+            AdjustmentState::Rejected => "rejected",
+        }
+    }
+
+    fn parse(text: &str) -> Result<AdjustmentState, StoreError> {
+        [AdjustmentState::Pending, AdjustmentState::Applied, AdjustmentState::Rejected]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| StoreError::Backend(format!("an adjustment in state {text:?}")))
+    }
+}
+
+/// A credit (`amount_cents` > 0) or debit (< 0) of a wallet by staff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adjustment {
+    pub id: i64,
+    pub player_id: String,
+    pub amount_cents: i64,
+    pub reason: String,
+    pub asked_by: String,
+    pub asked_at: i64,
+    pub state: AdjustmentState,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<i64>,
+}
+
+const ADJUSTMENT_COLUMNS: &str = "id, player_id, amount, reason, asked_by, asked_at, state, decided_by, decided_at";
+
+fn adjustment_from(r: &Row) -> Result<Adjustment, StoreError> {
+    Ok(Adjustment {
+        id: r.int(0)?,
+        player_id: r.text(1)?,
+        amount_cents: r.int(2)?,
+        reason: r.text(3)?,
+        asked_by: r.text(4)?,
+        asked_at: r.int(5)?,
+        state: AdjustmentState::parse(&r.text(6)?)?,
+        decided_by: r.optional_text(7)?,
+        decided_at: r.optional_int(8)?,
+    })
+}
+
+/// Moves an adjustment's money: `cash` → wallet for a credit, wallet → `cash` for a debit (never below
+/// zero).
+async fn apply<T: Tx>(tx: &mut T, a: &Adjustment, now: i64) -> Result<(), T::Error> {
+    let amount = Cents(a.amount_cents.unsigned_abs());
+    let wallet = Account::Wallet(&a.player_id);
+    let (debit, credit) = if a.amount_cents > 0 { (Account::Cash, wallet) } else { (wallet, Account::Cash) };
+    if tx.transfer(&Transfer::between(TransferKind::Adjustment, debit, credit, amount, &a.reason), now).await?.is_none() {
+        return Err(StoreError::Overdraft { balance: balance_of(tx, &a.player_id).await?, amount }.into());
+    }
+    Ok(())
+}
+
+fn adjustment_note(a: &Adjustment, actor: &str, action: &str) -> AuditNote {
+    AuditNote::new(actor, action, player_target(&a.player_id))
+        .change(None, Some(serde_json::json!({ "adjustment": a.id, "amount_cents": a.amount_cents, "state": a.state, "asked_by": a.asked_by })))
+        .because(&a.reason)
+}
+
+/// A staff credit (`amount_cents` > 0) or debit (< 0) of a real-money wallet: applied at once up to
+/// `threshold`, beyond it kept pending until another member approves it (four eyes).
+pub async fn adjust<T: Tx>(tx: &mut T, player: &str, amount_cents: i64, reason: &str, actor: &str, threshold: Cents, now: i64) -> Result<Adjustment, T::Error> {
+    if amount_cents == 0 {
+        return Err(StoreError::Invalid("an adjustment of 0 €".into()).into());
+    }
+    let guest = tx.query_opt("SELECT guest FROM players WHERE id = $1", &[player.into()]).await?.ok_or(StoreError::NotFound("player"))?;
+    if guest.int(0)? != 0 {
+        return Err(StoreError::Invalid("a guest plays demo money only: no real money can be adjusted".into()).into());
+    }
+    let pending = amount_cents.unsigned_abs() > threshold.0;
+    let state = if pending { AdjustmentState::Pending } else { AdjustmentState::Applied };
+    let decided = if pending { Value::Null } else { Value::Int(now) };
+    let row = tx
+        .query_opt(
+            &format!(
+                "INSERT INTO adjustments (player_id, amount, reason, asked_by, asked_at, state, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 RETURNING {ADJUSTMENT_COLUMNS}"
+            ),
+            &[player.into(), amount_cents.into(), reason.into(), actor.into(), now.into(), state.as_str().into(), decided],
+        )
+        .await?
+        .ok_or_else(|| StoreError::Backend("an adjustment inserted returned no row".into()))?;
+    let a = adjustment_from(&row)?;
+    if !pending {
+        apply(tx, &a, now).await?;
+    }
+    append(tx, &adjustment_note(&a, actor, if pending { "adjustment_asked" } else { "adjustment_applied" }), now).await?;
+    Ok(a)
+}
+
+/// Another member approves (and so applies) or rejects a pending adjustment. Whoever asked for it
+/// cannot decide it: [`StoreError::FourEyes`].
+pub async fn decide_adjustment<T: Tx>(tx: &mut T, id: i64, approve: bool, actor: &str, now: i64) -> Result<Adjustment, T::Error> {
+    let state = if approve { AdjustmentState::Applied } else { AdjustmentState::Rejected };
+    let row = tx
+        .query_opt(
+            &format!(
+                "UPDATE adjustments SET state = $2, decided_by = $3, decided_at = $4 WHERE id = $1 AND state = 'pending' AND asked_by <> $3 \
+                 RETURNING {ADJUSTMENT_COLUMNS}"
+            ),
+            &[id.into(), state.as_str().into(), actor.into(), now.into()],
+        )
+        .await?;
+    let Some(row) = row else {
+        let found = tx.query_opt("SELECT state, asked_by FROM adjustments WHERE id = $1", &[id.into()]).await?;
+        return Err(match found {
+            None => StoreError::NotFound("adjustment"),
+            Some(r) if r.text(0)? != "pending" => StoreError::AlreadyDone("decided"),
+            Some(_) => StoreError::FourEyes,
+        }
+        .into());
+    };
+    let a = adjustment_from(&row)?;
+    if approve {
+        apply(tx, &a, now).await?;
+    }
+    append(tx, &adjustment_note(&a, actor, if approve { "adjustment_approved" } else { "adjustment_rejected" }), now).await?;
+    Ok(a)
+}
+
+/// Adjustments in `state` (all, if none), newest first, of one player if named.
+pub async fn adjustments<T: Tx>(tx: &mut T, state: Option<AdjustmentState>, player: Option<&str>, limit: u32) -> Result<Vec<Adjustment>, T::Error> {
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT {ADJUSTMENT_COLUMNS} FROM adjustments WHERE ($1 IS NULL OR state = $1) AND ($2 IS NULL OR player_id = $2) ORDER BY asked_at DESC, id DESC LIMIT $3"
+            ),
+            &[state.map(AdjustmentState::as_str).into(), player.into(), limit.into()],
+        )
+        .await?;
+    Ok(rows.iter().map(adjustment_from).collect::<Result<_, _>>()?)
+}
+
+// ---- blocks --------------------------------------------------------------------------------------
+
+/// Withdraws a block from sale for good: no ticket of it is sold again, and sales go on from the next.
+pub async fn withdraw_block<T: Tx>(tx: &mut T, emission: u32, block: u32, actor: &str, reason: &str, now: i64) -> Result<(), T::Error> {
+    let exists = tx.query_opt("SELECT 1 FROM blocks WHERE emission = $1 AND block = $2", &[emission.into(), block.into()]).await?.is_some();
+    if !exists {
+        return Err(StoreError::NotFound("block").into());
+    }
+    let added = tx
+        .execute(
+            "INSERT INTO block_withdrawals (emission, block, at, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[emission.into(), block.into(), now.into(), reason.into()],
+        )
+        .await?;
+    if added == 0 {
+        return Err(StoreError::AlreadyDone("withdrawn from sale").into());
+    }
+    let note = AuditNote::new(actor, "block_withdrawn", format!("block:E{emission}-B{block}"))
+        .change(Some(serde_json::json!({ "on_sale": true })), Some(serde_json::json!({ "on_sale": false })))
+        .because(reason);
+    append(tx, &note, now).await?;
+    Ok(())
+}
+
+// ---- one entry point for the backends --------------------------------------------------------
+
+/// A back-office unit of work: each backend runs [`run`] in one of its own ([`super::Store::back_office`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    AddStaff { staff: NewStaff, actor: String },
+    SetRole { name: String, role: Role, actor: String, reason: String },
+    StaffNamed(String),
+    CreateStaffSession { token_hash: String, staff_id: String, expires_at: i64 },
+    StaffSession(String),
+    DeleteStaffSession(String),
+    Record(AuditNote),
+    AuditLog { after: i64, limit: u32 },
+    Suspend { player: String, suspended: bool, actor: String, reason: String },
+    AskWithdrawal { player: String, amount: Cents },
+    DecideWithdrawal { id: i64, pay: bool, actor: String, reason: String },
+    Withdrawals { state: Option<WithdrawalState>, player: Option<String>, limit: u32 },
+    Adjust { player: String, amount_cents: i64, reason: String, actor: String, threshold: Cents },
+    DecideAdjustment { id: i64, approve: bool, actor: String },
+    Adjustments { state: Option<AdjustmentState>, player: Option<String>, limit: u32 },
+    WithdrawBlock { emission: u32, block: u32, actor: String, reason: String },
+}
+
+impl Op {
+    /// Whether it only reads (a backend may run it apart from its writes).
+    pub fn reads_only(&self) -> bool {
+        matches!(self, Op::StaffNamed(_) | Op::StaffSession(_) | Op::AuditLog { .. } | Op::Withdrawals { .. } | Op::Adjustments { .. })
+    }
+}
+
+/// What an [`Op`] gives back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Done {
+    Nothing,
+    Staff(Option<StaffRecord>),
+    Entry(AuditEntry),
+    Entries(Vec<AuditEntry>),
+    Withdrawal(Withdrawal),
+    Withdrawals(Vec<Withdrawal>),
+    Adjustment(Adjustment),
+    Adjustments(Vec<Adjustment>),
+}
+
+pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error> {
+    Ok(match op {
+        Op::AddStaff { staff, actor } => Done::Staff(Some(add_staff(tx, staff, actor, now).await?)),
+        Op::SetRole { name, role, actor, reason } => set_role(tx, name, *role, actor, reason, now).await.map(|()| Done::Nothing)?,
+        Op::StaffNamed(name) => Done::Staff(staff_named(tx, name).await?),
+        Op::CreateStaffSession { token_hash, staff_id, expires_at } => {
+            create_staff_session(tx, token_hash, staff_id, now, *expires_at).await.map(|()| Done::Nothing)?
+        }
+        Op::StaffSession(token_hash) => Done::Staff(staff_session(tx, token_hash, now).await?),
+        Op::DeleteStaffSession(token_hash) => delete_staff_session(tx, token_hash).await.map(|()| Done::Nothing)?,
+        Op::Record(note) => Done::Entry(append(tx, note, now).await?),
+        Op::AuditLog { after, limit } => Done::Entries(audit_log(tx, *after, *limit).await?),
+        Op::Suspend { player, suspended, actor, reason } => suspend(tx, player, *suspended, actor, reason, now).await.map(|()| Done::Nothing)?,
+        Op::AskWithdrawal { player, amount } => Done::Withdrawal(ask_withdrawal(tx, player, *amount, now).await?),
+        Op::DecideWithdrawal { id, pay, actor, reason } => Done::Withdrawal(decide_withdrawal(tx, *id, *pay, actor, reason, now).await?),
+        Op::Withdrawals { state, player, limit } => Done::Withdrawals(withdrawals(tx, *state, player.as_deref(), *limit).await?),
+        Op::Adjust { player, amount_cents, reason, actor, threshold } => {
+            Done::Adjustment(adjust(tx, player, *amount_cents, reason, actor, *threshold, now).await?)
+        }
+        Op::DecideAdjustment { id, approve, actor } => Done::Adjustment(decide_adjustment(tx, *id, *approve, actor, now).await?),
+        Op::Adjustments { state, player, limit } => Done::Adjustments(adjustments(tx, *state, player.as_deref(), *limit).await?),
+        Op::WithdrawBlock { emission, block, actor, reason } => withdraw_block(tx, *emission, *block, actor, reason, now).await.map(|()| Done::Nothing)?,
+    })
+}
+
+/// The back office's operations, typed, over any store.
+pub struct BackOffice<'s>(pub &'s dyn super::Store);
+
+fn unexpected(done: Done) -> StoreError {
+    StoreError::Backend(format!("a back-office operation gave {done:?}"))
+}
+
+impl BackOffice<'_> {
+    async fn run(&self, op: Op, now: i64) -> Result<Done, StoreError> {
+        self.0.back_office(op, now).await
+    }
+
+    async fn nothing(&self, op: Op, now: i64) -> Result<(), StoreError> {
+        match self.run(op, now).await? {
+            Done::Nothing => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn staff(&self, op: Op, now: i64) -> Result<Option<StaffRecord>, StoreError> {
+        match self.run(op, now).await? {
+            Done::Staff(staff) => Ok(staff),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn withdrawal(&self, op: Op, now: i64) -> Result<Withdrawal, StoreError> {
+        match self.run(op, now).await? {
+            Done::Withdrawal(w) => Ok(w),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn adjustment(&self, op: Op, now: i64) -> Result<Adjustment, StoreError> {
+        match self.run(op, now).await? {
+            Done::Adjustment(a) => Ok(a),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn add_staff(&self, staff: NewStaff, actor: &str, now: i64) -> Result<StaffRecord, StoreError> {
+        self.staff(Op::AddStaff { staff, actor: actor.into() }, now).await?.ok_or_else(|| StoreError::Backend("a member added is not there".into()))
+    }
+
+    pub async fn set_role(&self, name: &str, role: Role, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
+        self.nothing(Op::SetRole { name: name.into(), role, actor: actor.into(), reason: reason.into() }, now).await
+    }
+
+    pub async fn staff_named(&self, name: &str) -> Result<Option<StaffRecord>, StoreError> {
+        self.staff(Op::StaffNamed(name.into()), 0).await
+    }
+
+    pub async fn create_staff_session(&self, token_hash: &str, staff_id: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
+        self.nothing(Op::CreateStaffSession { token_hash: token_hash.into(), staff_id: staff_id.into(), expires_at }, now).await
+    }
+
+    pub async fn staff_session(&self, token_hash: &str, now: i64) -> Result<Option<StaffRecord>, StoreError> {
+        self.staff(Op::StaffSession(token_hash.into()), now).await
+    }
+
+    pub async fn delete_staff_session(&self, token_hash: &str) -> Result<(), StoreError> {
+        self.nothing(Op::DeleteStaffSession(token_hash.into()), 0).await
+    }
+
+    /// Appends a note of a change made elsewhere (an emission made, a key added…).
+    pub async fn record(&self, note: AuditNote, now: i64) -> Result<AuditEntry, StoreError> {
+        match self.run(Op::Record(note), now).await? {
+            Done::Entry(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn audit_log(&self, after: i64, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
+        match self.run(Op::AuditLog { after, limit }, 0).await? {
+            Done::Entries(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Walks the whole log in pages: the rows checked, or the first broken one.
+    pub async fn verify_audit_log(&self) -> Result<Result<i64, ChainBreak>, StoreError> {
+        const PAGE: u32 = 1_000;
+        let mut last = None;
+        loop {
+            let after = last.as_ref().map_or(0, |(seq, _)| *seq);
+            let page = self.audit_log(after, PAGE).await?;
+            match verify_chain(last.clone(), &page) {
+                Err(broken) => return Ok(Err(broken)),
+                Ok(checked) => last = checked,
+            }
+            if page.len() < PAGE as usize {
+                return Ok(Ok(last.map_or(0, |(seq, _)| seq)));
+            }
+        }
+    }
+
+    pub async fn suspend(&self, player: &str, suspended: bool, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
+        self.nothing(Op::Suspend { player: player.into(), suspended, actor: actor.into(), reason: reason.into() }, now).await
+    }
+
+    pub async fn ask_withdrawal(&self, player: &str, amount: Cents, now: i64) -> Result<Withdrawal, StoreError> {
+        self.withdrawal(Op::AskWithdrawal { player: player.into(), amount }, now).await
+    }
+
+    pub async fn decide_withdrawal(&self, id: i64, pay: bool, actor: &str, reason: &str, now: i64) -> Result<Withdrawal, StoreError> {
+        self.withdrawal(Op::DecideWithdrawal { id, pay, actor: actor.into(), reason: reason.into() }, now).await
+    }
+
+    pub async fn withdrawals(&self, state: Option<WithdrawalState>, player: Option<&str>, limit: u32) -> Result<Vec<Withdrawal>, StoreError> {
+        match self.run(Op::Withdrawals { state, player: player.map(Into::into), limit }, 0).await? {
+            Done::Withdrawals(w) => Ok(w),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn adjust(&self, player: &str, amount_cents: i64, reason: &str, actor: &str, threshold: Cents, now: i64) -> Result<Adjustment, StoreError> {
+        self.adjustment(Op::Adjust { player: player.into(), amount_cents, reason: reason.into(), actor: actor.into(), threshold }, now).await
+    }
+
+    pub async fn decide_adjustment(&self, id: i64, approve: bool, actor: &str, now: i64) -> Result<Adjustment, StoreError> {
+        self.adjustment(Op::DecideAdjustment { id, approve, actor: actor.into() }, now).await
+    }
+
+    pub async fn adjustments(&self, state: Option<AdjustmentState>, player: Option<&str>, limit: u32) -> Result<Vec<Adjustment>, StoreError> {
+        match self.run(Op::Adjustments { state, player: player.map(Into::into), limit }, 0).await? {
+            Done::Adjustments(a) => Ok(a),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn withdraw_block(&self, emission: u32, block: u32, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
+        self.nothing(Op::WithdrawBlock { emission, block, actor: actor.into(), reason: reason.into() }, now).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(n: i64) -> Vec<AuditEntry> {
+        let mut entries: Vec<AuditEntry> = Vec::new();
+        for seq in 1..=n {
+            let prev_hash = entries.last().map_or(GENESIS.to_owned(), |e| e.hash.clone());
+            let mut e = AuditEntry {
+                seq,
+                at: 1_000 + seq,
+                actor: "cli:root".into(),
+                action: "staff_added".into(),
+                target: format!("staff:s{seq}"),
+                before: None,
+                after: Some(r#"{"role":"finance"}"#.into()),
+                reason: (seq % 2 == 0).then(|| "embauche".into()),
+                prev_hash,
+                hash: String::new(),
+            };
+            e.hash = entry_hash(&e);
+            entries.push(e);
+        }
+        entries
+    }
+
+    #[test]
+    fn a_chain_verifies_whole_and_in_pages() {
+        let entries = chain(5);
+        assert_eq!(verify_chain(None, &entries).unwrap(), Some((5, entries[4].hash.clone())));
+        let first = verify_chain(None, &entries[..2]).unwrap();
+        assert_eq!(verify_chain(first, &entries[2..]).unwrap().unwrap().0, 5);
+        assert_eq!(verify_chain(None, &[]).unwrap(), None);
+    }
+
+    #[test]
+    fn the_first_changed_missing_or_rechained_row_is_named() {
+        let mut changed = chain(5);
+        changed[2].reason = Some("autre chose".into());
+        assert_eq!(verify_chain(None, &changed).unwrap_err().seq, 3);
+
+        // Rewriting a row with its own hash made again breaks the next one's link.
+        let mut rehashed = chain(5);
+        rehashed[2].actor = "staff:mallory".into();
+        rehashed[2].hash = entry_hash(&rehashed[2]);
+        let broken = verify_chain(None, &rehashed).unwrap_err();
+        assert_eq!(broken.seq, 4, "{broken}");
+
+        let mut missing = chain(5);
+        missing.remove(1);
+        assert_eq!(verify_chain(None, &missing).unwrap_err().seq, 3);
+    }
+}
