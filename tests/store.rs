@@ -20,6 +20,9 @@ use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleReque
 #[path = "scenarios/store_responsible.rs"]
 mod responsible;
 use responsible::*;
+#[path = "scenarios/store_back_office.rs"]
+mod back_office;
+use back_office::*;
 
 /// A store under test, with whatever keeps it alive and a way behind its back to its books.
 struct Backend {
@@ -45,15 +48,21 @@ impl Backend {
 
     /// Runs `statements` in one transaction, behind the store's back.
     async fn tamper(&self, statements: &str) {
+        self.try_tamper(statements).await.unwrap_or_else(|e| panic!("{statements}: {e}"));
+    }
+
+    /// As [`Backend::tamper`], saying what the database refused.
+    async fn try_tamper(&self, statements: &str) -> Result<(), String> {
         match &self.books {
             // As an intruder would, with the foreign keys that guard the books off.
-            Books::Sqlite(path) => {
-                rusqlite::Connection::open(path).unwrap().execute_batch(&format!("PRAGMA foreign_keys = OFF; BEGIN; {statements}; COMMIT")).unwrap()
-            }
+            Books::Sqlite(path) => rusqlite::Connection::open(path)
+                .unwrap()
+                .execute_batch(&format!("PRAGMA foreign_keys = OFF; BEGIN; {statements}; COMMIT"))
+                .map_err(|e| e.to_string()),
             Books::Postgres(url) => {
                 let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
                 tokio::spawn(connection);
-                client.batch_execute(&format!("BEGIN; {statements}; COMMIT")).await.unwrap();
+                client.batch_execute(&format!("BEGIN; {statements}; COMMIT")).await.map_err(|e| e.to_string())
             }
         }
     }
@@ -152,6 +161,13 @@ conformance!(
     a_due_reality_check_is_recorded_and_acknowledged,
     a_ban_file_import_closes_an_account_and_pays_its_balance_out,
     a_settlement_round_passes_tickets_that_fail,
+    a_suspended_player_can_neither_buy_nor_deposit_until_restored,
+    a_withdrawal_waits_out_of_reach_then_is_paid_or_refused,
+    withdrawals_decided_at_once_are_paid_once,
+    an_adjustment_above_the_threshold_needs_a_second_member,
+    a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next,
+    staff_are_unique_and_their_sessions_expire,
+    the_audit_log_is_append_only_and_a_rewritten_row_is_found,
 );
 
 const NOW: i64 = 1_800_000_000;

@@ -329,9 +329,12 @@ fn player_target(player: &str) -> String {
 /// and deposit. Asking for the state it is already in is [`StoreError::AlreadyDone`].
 pub async fn suspend<T: Tx>(tx: &mut T, player: &str, suspended: bool, actor: &str, reason: &str, now: i64) -> Result<(), T::Error> {
     let wallet = Account::Wallet(player).id();
-    let (set, state) = if suspended { ("$2", "IS NULL") } else { ("NULL", "IS NOT NULL") };
     let (table, key) = T::WALLET.split_once(" WHERE ").expect("a guard row names its table and its key");
-    let changed = tx.execute(&format!("UPDATE {table} SET suspended_at = {set} WHERE {key} AND suspended_at {state}"), &[wallet.into(), now.into()]).await?;
+    let changed = if suspended {
+        tx.execute(&format!("UPDATE {table} SET suspended_at = $2 WHERE {key} AND suspended_at IS NULL"), &[wallet.into(), now.into()]).await?
+    } else {
+        tx.execute(&format!("UPDATE {table} SET suspended_at = NULL WHERE {key} AND suspended_at IS NOT NULL"), &[wallet.into()]).await?
+    };
     if changed == 0 {
         let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
         return Err(if exists { StoreError::AlreadyDone(if suspended { "suspended" } else { "not suspended" }) } else { StoreError::NotFound("player") }.into());
@@ -460,7 +463,7 @@ pub async fn withdrawals<T: Tx>(tx: &mut T, state: Option<WithdrawalState>, play
     let rows = tx
         .query(
             &format!(
-                "SELECT {WITHDRAWAL_COLUMNS} FROM withdrawals WHERE ($1 IS NULL OR state = $1) AND ($2 IS NULL OR player_id = $2) ORDER BY asked_at, id LIMIT $3"
+                "SELECT {WITHDRAWAL_COLUMNS} FROM withdrawals WHERE (CAST($1 AS TEXT) IS NULL OR state = $1) AND (CAST($2 AS TEXT) IS NULL OR player_id = $2) ORDER BY asked_at, id LIMIT $3"
             ),
             &[state.map(WithdrawalState::as_str).into(), player.into(), limit.into()],
         )
@@ -609,7 +612,7 @@ pub async fn adjustments<T: Tx>(tx: &mut T, state: Option<AdjustmentState>, play
     let rows = tx
         .query(
             &format!(
-                "SELECT {ADJUSTMENT_COLUMNS} FROM adjustments WHERE ($1 IS NULL OR state = $1) AND ($2 IS NULL OR player_id = $2) ORDER BY asked_at DESC, id DESC LIMIT $3"
+                "SELECT {ADJUSTMENT_COLUMNS} FROM adjustments WHERE (CAST($1 AS TEXT) IS NULL OR state = $1) AND (CAST($2 AS TEXT) IS NULL OR player_id = $2) ORDER BY asked_at DESC, id DESC LIMIT $3"
             ),
             &[state.map(AdjustmentState::as_str).into(), player.into(), limit.into()],
         )
