@@ -9,7 +9,9 @@ mod cli {
     use std::time::Duration;
     use vegas::composer::design::DEFAULT_DESIGN_TOML;
     use vegas::money::Cents;
+    use vegas::server::back_office::staff;
     use vegas::server::connections::ClientCap;
+    use vegas::server::store::back_office::{AuditNote, BackOffice, Role};
     use vegas::server::store::ledger;
     use vegas::server::store::sqlite::Opening;
     use vegas::server::store::{Credit, Funding, Store, StoreError};
@@ -37,6 +39,13 @@ mod cli {
         Serve {
             #[arg(long, env = "VEGAS_ADDR", default_value = "127.0.0.1:8080")]
             addr: SocketAddr,
+            /// The back office (staff only), on its own address: loopback by default, never the
+            /// players' address. Reach it through an SSH tunnel or a VPN, not the open Internet.
+            #[arg(long, env = "VEGAS_ADMIN_ADDR", default_value = "127.0.0.1:8081")]
+            admin_addr: SocketAddr,
+            /// A staff credit or debit larger than this (in euros) waits for a second member's approval.
+            #[arg(long, env = "VEGAS_ADJUSTMENT_THRESHOLD", default_value = "1000")]
+            adjustment_threshold: Cents,
             /// The built web app (Trunk's output).
             #[arg(long, env = "VEGAS_DIST", default_value = "dist")]
             dist: PathBuf,
@@ -130,6 +139,69 @@ mod cli {
             #[command(subcommand)]
             command: KeysCommand,
         },
+        /// The back office's staff: their accounts and roles.
+        Staff {
+            #[command(subcommand)]
+            command: StaffCommand,
+        },
+        /// The audit log of every staff action and configuration change.
+        Audit {
+            #[command(subcommand)]
+            command: AuditCommand,
+        },
+    }
+
+    #[derive(Subcommand)]
+    enum StaffCommand {
+        /// Add a member with a role. The password is read from VEGAS_STAFF_PASSWORD, or else from the
+        /// first line of standard input; prints the TOTP secret and its otpauth:// address, once, for
+        /// the member's authenticator app.
+        Add {
+            name: String,
+            #[arg(long, value_parser = parse_role)]
+            role: Role,
+        },
+        /// Give a member another role (effective at once, sessions included).
+        Role {
+            name: String,
+            #[arg(long, value_parser = parse_role)]
+            role: Role,
+            #[arg(long)]
+            reason: String,
+        },
+    }
+
+    fn parse_role(text: &str) -> Result<Role, String> {
+        Role::parse(text).ok_or_else(|| format!("{text:?}: a role is admin, finance, support or auditor"))
+    }
+
+    #[derive(Subcommand)]
+    enum AuditCommand {
+        /// Walk the whole chain: each row's hash over its fields and the one before. Names the first
+        /// row that does not follow, and exits non-zero.
+        Verify,
+        /// The log's rows, oldest first.
+        Show {
+            /// The first row shown.
+            #[arg(long, default_value_t = 1)]
+            from: i64,
+            #[arg(long, default_value_t = 100)]
+            limit: u32,
+        },
+    }
+
+    /// How the audit log names what the command line changed: `cli:` and the operating system's user.
+    fn cli_actor() -> String {
+        let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| {
+            // SAFETY: getuid takes nothing and cannot fail.
+            format!("uid{}", unsafe { libc::getuid() })
+        });
+        format!("cli:{user}")
+    }
+
+    /// Records a change the command line made through the store's other calls, right after it.
+    async fn record(store: &dyn Store, note: AuditNote, now: i64) -> Result<(), String> {
+        BackOffice(store).record(note, now).await.map(|_| ()).map_err(|e| format!("the change is made, but recording it in the audit log failed: {e}"))
     }
 
     #[derive(Subcommand)]
@@ -244,6 +316,8 @@ mod cli {
         match cli.command {
             Command::Serve {
                 addr,
+                admin_addr,
+                adjustment_threshold,
                 dist,
                 demo,
                 settle_after,
@@ -275,6 +349,7 @@ mod cli {
                     max_connections,
                     client_cap: ClientCap { held: max_connections_per_client, per_second: new_connections_per_second },
                     clock: test_only_clock_speed.map_or(defaults.clock.clone(), Clock::faster_for_tests),
+                    adjustment_threshold,
                     ..defaults
                 };
                 if let Some(speed) = test_only_clock_speed {
@@ -290,16 +365,21 @@ mod cli {
                 if let Some(deck) = qa_deck {
                     qa_deck::install(&state, &deck).await.map_err(|e| format!("--qa-deck: {e}"))?;
                 }
-                vegas::server::serve(state, addr).await
+                if admin_addr.ip() == addr.ip() && admin_addr.port() == addr.port() {
+                    return Err("--admin-addr must differ from --addr: the back office is never served to players".into());
+                }
+                vegas::server::serve(state, addr, admin_addr).await
             }
             Command::Emission { command: EmissionCommand::Create { blocks: n, design } } => {
                 let text = match design {
                     Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
                     None => DEFAULT_DESIGN_TOML.to_owned(),
                 };
-                let emission = blocks::create_emission(&*database.open(Opening::Beside).await?, &text, n, clock.now()).await?;
+                let store = database.open(Opening::Beside).await?;
+                let emission = blocks::create_emission(&*store, &text, n, clock.now()).await?;
                 println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
-                Ok(())
+                let after = serde_json::json!({ "blocks": n, "design_sha256": vegas::block::hex(&<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes())) });
+                record(&*store, AuditNote::new(&cli_actor(), "emission_made", format!("emission:{emission}")).change(None, Some(after)), clock.now()).await
             }
             Command::Blocks { command: BlocksCommand::List } => {
                 println!("{:>8} {:>5} {:>9} {:>9}  root", "emission", "block", "sold", "state");
@@ -342,11 +422,13 @@ mod cli {
                     return Err("give an amount above zero and a reason".into());
                 }
                 let player = player_id(&*store, &request.player).await?;
+                let office = BackOffice(&*store);
                 let balance = match &command {
                     WalletCommand::Credit(m) => {
-                        store.credit(&player, Credit { funding: Funding::Cash, amount: m.amount, reason: m.reason.clone() }, clock.now()).await
+                        let credit = Credit { funding: Funding::Cash, amount: m.amount, reason: m.reason.clone() };
+                        office.operator_credit(&player, credit, &cli_actor(), clock.now()).await
                     }
-                    WalletCommand::Debit(m) => store.debit(&player, m.amount, &m.reason, clock.now()).await,
+                    WalletCommand::Debit(m) => office.operator_debit(&player, m.amount, &m.reason, &cli_actor(), clock.now()).await,
                 }
                 .map_err(|e| e.to_string())?;
                 println!("{player}: balance {balance}");
@@ -365,12 +447,63 @@ mod cli {
                 let keys = identities.iter().map(|i| i.key()).collect();
                 let closed = store.import_bans(keys, clock.now()).await.map_err(|e| e.to_string())?;
                 println!("{} identities imported; {} open account(s) matched and closed", identities.len(), closed.len());
-                for (player, paid) in closed {
+                for (player, paid) in &closed {
                     println!("  {player}: closed, {paid} paid out");
+                }
+                let after = serde_json::json!({ "identities": identities.len(), "closed": closed.iter().map(|(p, paid)| (p, paid.0)).collect::<Vec<_>>() });
+                record(&*store, AuditNote::new(&cli_actor(), "ban_file_imported", "ban_file").change(None, Some(after)), clock.now()).await
+            }
+            Command::Verify { document, ticket } => verify(&document, ticket),
+            Command::Staff { command: StaffCommand::Add { name, role } } => {
+                let password = match std::env::var("VEGAS_STAFF_PASSWORD") {
+                    Ok(password) => password,
+                    Err(_) => std::io::stdin().lines().next().transpose().map_err(|e| e.to_string())?.unwrap_or_default(),
+                };
+                if password.chars().count() < 12 {
+                    return Err("a staff password has 12 characters or more".into());
+                }
+                let hash = vegas::server::passwords::Passwords::new(1).hash(password).await.map_err(|e| format!("{e:?}"))?;
+                let new = staff::new_staff(&name, role, hash)?;
+                let store = database.open(Opening::Beside).await?;
+                let added = BackOffice(&*store).add_staff(new, &cli_actor(), clock.now()).await.map_err(|e| e.to_string())?;
+                println!("staff member {} ({}) added", added.name, added.role.as_str());
+                println!("TOTP secret (give it to the member, once): {}", added.totp_secret);
+                println!("authenticator address: {}", staff::totp_url(&added.totp_secret, &added.name)?);
+                Ok(())
+            }
+            Command::Staff { command: StaffCommand::Role { name, role, reason } } => {
+                let store = database.open(Opening::Beside).await?;
+                BackOffice(&*store).set_role(&name, role, &cli_actor(), &reason, clock.now()).await.map_err(|e| e.to_string())?;
+                println!("{name} is now {}", role.as_str());
+                Ok(())
+            }
+            Command::Audit { command: AuditCommand::Verify } => {
+                let store = database.open(Opening::Beside).await?;
+                match BackOffice(&*store).verify_audit_log().await.map_err(|e| e.to_string())? {
+                    Ok(rows) => {
+                        println!("audit log verified: {rows} rows, each chained to the one before");
+                        Ok(())
+                    }
+                    Err(broken) => Err(format!("audit log broken: {broken}")),
+                }
+            }
+            Command::Audit { command: AuditCommand::Show { from, limit } } => {
+                let store = database.open(Opening::Beside).await?;
+                for e in BackOffice(&*store).audit_log(from.max(1) - 1, limit).await.map_err(|e| e.to_string())? {
+                    let change = format!("{} → {}", e.before.as_deref().unwrap_or("-"), e.after.as_deref().unwrap_or("-"));
+                    println!(
+                        "{:>6} {} {} {} {} {} {}",
+                        e.seq,
+                        vegas::server::store::responsible::utc(e.at),
+                        e.actor,
+                        e.action,
+                        e.target,
+                        change,
+                        e.reason.unwrap_or_default()
+                    );
                 }
                 Ok(())
             }
-            Command::Verify { document, ticket } => verify(&document, ticket),
             Command::Migrate => {
                 database.open(Opening::Beside).await?;
                 println!("the store's schema is up to date");
@@ -386,7 +519,9 @@ mod cli {
                         printer::KEY_REFRESH.as_secs(),
                         printer::KEY_ACTIVATION.as_secs()
                     );
+                    let kid = key.kid.clone();
                     store.add_signing_key(key).await.map_err(|e| e.to_string())?;
+                    record(&*store, AuditNote::new(&cli_actor(), "signing_key_added", format!("key:{kid}")), clock.now()).await?;
                 }
                 for key in store.signing_keys().await.map_err(|e| e.to_string())? {
                     println!("{}  created {}", key.kid, key.created_at);

@@ -484,7 +484,7 @@ fn a_file_limit_below_the_connection_limit_lowers_it_and_says_so() {
         .arg(support::process::binary())
         .arg("--data")
         .arg(dir.path())
-        .args(["serve", "--demo", "--max-connections", "4096", "--addr", &format!("127.0.0.1:{port}")])
+        .args(["serve", "--demo", "--max-connections", "4096", "--addr", &format!("127.0.0.1:{port}"), "--admin-addr", "127.0.0.1:0"])
         .env("RUST_LOG", "warn")
         .stderr(log)
         .spawn()

@@ -11,6 +11,7 @@ use vegas::play::{Mode, RevealError};
 use vegas::rules::prize_table::TICKET_PRICE;
 use vegas::rules::{Surface, Zone};
 use vegas::server::names::{PlayerName, key_of};
+use vegas::server::store::back_office::BackOffice;
 use vegas::server::store::ledger::{self, LedgerReport};
 use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::responsible::{ChangeKind, Flow, Span};
@@ -281,14 +282,14 @@ async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<dyn Store>) 
     let mut racing = JoinSet::new();
     for _ in 0..25 {
         let (store, p) = (store.clone(), p.clone());
-        racing.spawn(async move { store.debit(&p, Cents::euros(1), "payout", NOW).await });
+        racing.spawn(async move { BackOffice(&*store).operator_debit(&p, Cents::euros(1), "payout", "cli:test", NOW).await });
     }
     let results = racing.join_all().await;
     let paid = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(StoreError::Overdraft { amount, .. }) if *amount == Cents::euros(1))).count();
     assert_eq!((paid, refused), (10, 15), "{results:?}");
     assert_eq!(balance(&*store, &p).await, Cents::ZERO);
-    assert_eq!(store.debit("p-nobody", Cents(1), "payout", NOW).await, Err(StoreError::NotFound("player")));
+    assert_eq!(BackOffice(&*store).operator_debit("p-nobody", Cents(1), "payout", "cli:test", NOW).await, Err(StoreError::NotFound("player")));
     ledger_passes(&*store).await;
 }
 
@@ -304,7 +305,7 @@ async fn expired_sessions_and_stale_guests_are_purged(store: Arc<dyn Store>) {
     let funded = player(&*store, "p-funded", 0).await;
     weekly_limits(&*store, &funded, 1_000).await;
     store.credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW).await.unwrap();
-    store.debit(&funded, Cents::euros(5), "payout", NOW).await.unwrap();
+    BackOffice(&*store).operator_debit(&funded, Cents::euros(5), "payout", "cli:test", NOW).await.unwrap();
     let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, identity: None, opening_credit: None };
     store.create_player(new, NOW + 10).await.unwrap();
 

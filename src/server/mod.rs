@@ -10,6 +10,7 @@
 //! Handlers do HTTP only: they read the request, call the store, and shape the answer.
 
 pub mod auth;
+pub mod back_office;
 pub mod blocks;
 pub mod clock;
 pub mod connections;
@@ -116,6 +117,8 @@ pub struct Config {
     pub timeouts: Timeouts,
     /// What time it is (a test's own hand, or the system's).
     pub clock: Clock,
+    /// A staff credit or debit larger than this waits for a second member (back office).
+    pub adjustment_threshold: crate::money::Cents,
 }
 
 /// How long a client may take; past these, its connection is closed (or its request answered 408).
@@ -150,6 +153,7 @@ impl Config {
             client_cap: connections::ClientCap::DEFAULT,
             timeouts: Timeouts::DEFAULT,
             clock: Clock::system(),
+            adjustment_threshold: crate::money::Cents::euros(1_000),
         }
     }
 }
@@ -385,16 +389,23 @@ fn content_hashed(path: &str) -> bool {
 /// later: one address opening and reopening thousands of connections must not fill it for the others.
 const ACCEPT_BACKLOG: u32 = 4096;
 
-pub async fn serve(state: AppState, addr: SocketAddr) -> Result<(), String> {
-    let listen = || -> std::io::Result<tokio::net::TcpListener> {
+pub async fn serve(state: AppState, addr: SocketAddr, admin_addr: SocketAddr) -> Result<(), String> {
+    let listen = |addr: SocketAddr| -> std::io::Result<tokio::net::TcpListener> {
         let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
         socket.set_reuseaddr(true)?;
         socket.bind(addr)?;
         socket.listen(ACCEPT_BACKLOG)
     };
-    let listener = listen().map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener = listen(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let admin = listen(admin_addr).map_err(|e| format!("cannot listen on {admin_addr} (--admin-addr): {e}"))?;
     tracing::info!("Vegas on http://{}", listener.local_addr().map_err(|e| e.to_string())?);
-    serve_on(state, listener, shutdown_signal()).await
+    let admin_at = admin.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!("back office on http://{admin_at}");
+    let office = back_office::Office::new(state.clone(), !admin_at.ip().is_loopback(), state.config.adjustment_threshold);
+    let back_office = tokio::spawn(back_office::serve_on(office, admin, shutdown_signal()));
+    let served = serve_on(state, listener, shutdown_signal()).await;
+    back_office.abort();
+    served
 }
 
 pub async fn serve_on(

@@ -19,7 +19,7 @@ chmod 700 "$data"
 port=$((19000 + $$ % 1000))
 base="http://127.0.0.1:$port"
 target/release/vegas --data "$data" emission create --blocks 1 >/dev/null
-RUST_LOG=warn target/release/vegas --data "$data" serve --demo --addr "127.0.0.1:$port" --dist dist \
+RUST_LOG=warn target/release/vegas --data "$data" serve --demo --addr "127.0.0.1:$port" --admin-addr 127.0.0.1:0 --dist dist \
   --auth-burst 100000 --auth-per-minute 100000 2>"$data/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$data"' EXIT

@@ -3,7 +3,7 @@
 //! can rewrite.
 
 use super::*;
-use vegas::server::store::back_office::{AdjustmentState, BackOffice, NewStaff, Role, WithdrawalState};
+use vegas::server::store::back_office::{AdjustmentState, NewStaff, Role, WithdrawalState};
 
 const THRESHOLD: Cents = Cents(100_000);
 

@@ -102,7 +102,7 @@ fn spawn(data: &Path, port: u16, extra: &[&str]) -> Child {
     Command::new(binary())
         .arg("--data")
         .arg(data)
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--dist"])
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--admin-addr", "127.0.0.1:0", "--dist"])
         .arg(data.join("no-dist"))
         .args(extra)
         .env("RUST_LOG", "warn")

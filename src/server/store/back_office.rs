@@ -471,6 +471,27 @@ pub async fn withdrawals<T: Tx>(tx: &mut T, state: Option<WithdrawalState>, play
     Ok(rows.iter().map(withdrawal_from).collect::<Result<_, _>>()?)
 }
 
+/// The operator pays real money into a wallet (`vegas wallet credit`: a deposit it received), through
+/// the wallet's guard, and records it; the new balance.
+pub async fn operator_credit<T: Tx>(tx: &mut T, player: &str, credit: &super::Credit, actor: &str, now: i64) -> Result<Cents, T::Error> {
+    let balance = tx.deposit(player, credit, now).await?;
+    let after = serde_json::json!({ "amount_cents": credit.amount.0, "balance_cents": balance.0 });
+    append(tx, &AuditNote::new(actor, "wallet_credited", player_target(player)).change(None, Some(after)).because(&credit.reason), now).await?;
+    Ok(balance)
+}
+
+/// The operator pays real money out of a wallet (`vegas wallet debit`), never below zero, and records
+/// it; the new balance.
+pub async fn operator_debit<T: Tx>(tx: &mut T, player: &str, amount: Cents, reason: &str, actor: &str, now: i64) -> Result<Cents, T::Error> {
+    let Some(left) = tx.transfer(&Transfer::withdrawal(player, amount, reason), now).await? else {
+        return Err(StoreError::Overdraft { balance: balance_of(tx, player).await?, amount }.into());
+    };
+    let balance = cents(left)?;
+    let after = serde_json::json!({ "amount_cents": amount.0, "balance_cents": balance.0 });
+    append(tx, &AuditNote::new(actor, "wallet_debited", player_target(player)).change(None, Some(after)).because(reason), now).await?;
+    Ok(balance)
+}
+
 // ---- adjustments ---------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -644,6 +665,104 @@ pub async fn withdraw_block<T: Tx>(tx: &mut T, emission: u32, block: u32, actor:
     Ok(())
 }
 
+// ---- what staff read -----------------------------------------------------------------------------
+
+/// A player as the back office lists one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerSummary {
+    pub id: String,
+    pub name: Option<String>,
+    pub guest: bool,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub balance: Cents,
+    pub suspended_at: Option<i64>,
+    pub paused_until: i64,
+    pub closed_at: Option<i64>,
+    pub created_at: i64,
+}
+
+fn player_summary_from(r: &Row) -> Result<PlayerSummary, StoreError> {
+    Ok(PlayerSummary {
+        id: r.text(0)?,
+        name: r.optional_text(1)?,
+        guest: r.int(2)? != 0,
+        first_name: r.optional_text(3)?,
+        last_name: r.optional_text(4)?,
+        balance: cents(r.int(5)?)?,
+        suspended_at: r.optional_int(6)?,
+        paused_until: r.int(7)?,
+        closed_at: r.optional_int(8)?,
+        created_at: r.int(9)?,
+    })
+}
+
+/// Players whose id is `query`, whose name starts with it (as names are compared: `names::key_of`),
+/// or whose last name is it; accounts before guests, newest first.
+pub async fn find_players<T: Tx>(tx: &mut T, query: &str, name_key: &str, limit: u32) -> Result<Vec<PlayerSummary>, T::Error> {
+    let sql = format!(
+        "SELECT p.id, p.name, p.guest, p.first_name, p.last_name, a.balance, a.suspended_at, a.paused_until, p.closed_at, p.created_at \
+         FROM players p JOIN {} WHERE p.id = $1 OR (p.name_key IS NOT NULL AND substr(p.name_key, 1, length($2)) = $2 AND $2 <> '') \
+            OR lower(p.last_name) = lower($1) ORDER BY p.guest, p.created_at DESC LIMIT $3",
+        T::WALLET_OF_PLAYER
+    );
+    let rows = tx.query(&sql, &[query.into(), name_key.into(), limit.into()]).await?;
+    Ok(rows.iter().map(player_summary_from).collect::<Result<_, _>>()?)
+}
+
+/// A move of money as a wallet's statement shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementLine {
+    pub id: i64,
+    pub at: i64,
+    pub kind: String,
+    /// Into the wallet (> 0) or out of it (< 0).
+    pub amount_cents: i64,
+    pub ticket: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// The last `limit` moves in or out of a player's wallet, newest first.
+pub async fn statement<T: Tx>(tx: &mut T, player: &str, limit: u32) -> Result<Vec<StatementLine>, T::Error> {
+    let rows = tx
+        .query(
+            "SELECT id, created_at, kind, CASE WHEN credit = $1 THEN amount ELSE -amount END, ticket_id, reason FROM transfers \
+             WHERE credit = $1 OR debit = $1 ORDER BY id DESC LIMIT $2",
+            &[Account::Wallet(player).id().into(), limit.into()],
+        )
+        .await?;
+    let line = |r: &Row| -> Result<StatementLine, StoreError> {
+        Ok(StatementLine { id: r.int(0)?, at: r.int(1)?, kind: r.text(2)?, amount_cents: r.int(3)?, ticket: r.optional_text(4)?, reason: r.optional_text(5)? })
+    };
+    Ok(rows.iter().map(line).collect::<Result<_, _>>()?)
+}
+
+/// How many of a block's sold tickets carry a lot, and how many of them are credited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierCount {
+    pub emission: u32,
+    pub block: u32,
+    pub lot: Cents,
+    pub sold: u64,
+    pub credited: u64,
+}
+
+/// Every block's sold tickets counted by lot.
+pub async fn tier_counts<T: Tx>(tx: &mut T) -> Result<Vec<TierCount>, T::Error> {
+    let rows = tx
+        .query(
+            "SELECT emission, block, lot_cents, COUNT(*), CAST(SUM(CASE WHEN credited_at IS NULL THEN 0 ELSE 1 END) AS BIGINT) FROM tickets \
+             GROUP BY emission, block, lot_cents ORDER BY emission, block, lot_cents",
+            &[],
+        )
+        .await?;
+    let count = |r: &Row| -> Result<TierCount, StoreError> {
+        let n = |i| u64::try_from(r.int(i)?).map_err(|_| StoreError::Backend("a negative count".into()));
+        Ok(TierCount { emission: r.unsigned(0)?, block: r.unsigned(1)?, lot: cents(r.int(2)?)?, sold: n(3)?, credited: n(4)? })
+    };
+    Ok(rows.iter().map(count).collect::<Result<_, _>>()?)
+}
+
 // ---- one entry point for the backends --------------------------------------------------------
 
 /// A back-office unit of work: each backend runs [`run`] in one of its own ([`super::Store::back_office`]).
@@ -665,12 +784,27 @@ pub enum Op {
     DecideAdjustment { id: i64, approve: bool, actor: String },
     Adjustments { state: Option<AdjustmentState>, player: Option<String>, limit: u32 },
     WithdrawBlock { emission: u32, block: u32, actor: String, reason: String },
+    FindPlayers { query: String, name_key: String, limit: u32 },
+    OperatorCredit { player: String, credit: super::Credit, actor: String },
+    OperatorDebit { player: String, amount: Cents, reason: String, actor: String },
+    Statement { player: String, limit: u32 },
+    TierCounts,
 }
 
 impl Op {
     /// Whether it only reads (a backend may run it apart from its writes).
     pub fn reads_only(&self) -> bool {
-        matches!(self, Op::StaffNamed(_) | Op::StaffSession(_) | Op::AuditLog { .. } | Op::Withdrawals { .. } | Op::Adjustments { .. })
+        matches!(
+            self,
+            Op::StaffNamed(_)
+                | Op::StaffSession(_)
+                | Op::AuditLog { .. }
+                | Op::Withdrawals { .. }
+                | Op::Adjustments { .. }
+                | Op::FindPlayers { .. }
+                | Op::Statement { .. }
+                | Op::TierCounts
+        )
     }
 }
 
@@ -685,6 +819,10 @@ pub enum Done {
     Withdrawals(Vec<Withdrawal>),
     Adjustment(Adjustment),
     Adjustments(Vec<Adjustment>),
+    Players(Vec<PlayerSummary>),
+    Statement(Vec<StatementLine>),
+    Tiers(Vec<TierCount>),
+    Balance(Cents),
 }
 
 pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error> {
@@ -709,6 +847,11 @@ pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error>
         Op::DecideAdjustment { id, approve, actor } => Done::Adjustment(decide_adjustment(tx, *id, *approve, actor, now).await?),
         Op::Adjustments { state, player, limit } => Done::Adjustments(adjustments(tx, *state, player.as_deref(), *limit).await?),
         Op::WithdrawBlock { emission, block, actor, reason } => withdraw_block(tx, *emission, *block, actor, reason, now).await.map(|()| Done::Nothing)?,
+        Op::FindPlayers { query, name_key, limit } => Done::Players(find_players(tx, query, name_key, *limit).await?),
+        Op::Statement { player, limit } => Done::Statement(statement(tx, player, *limit).await?),
+        Op::TierCounts => Done::Tiers(tier_counts(tx).await?),
+        Op::OperatorCredit { player, credit, actor } => Done::Balance(operator_credit(tx, player, credit, actor, now).await?),
+        Op::OperatorDebit { player, amount, reason, actor } => Done::Balance(operator_debit(tx, player, *amount, reason, actor, now).await?),
     })
 }
 
@@ -844,6 +987,43 @@ impl BackOffice<'_> {
 
     pub async fn withdraw_block(&self, emission: u32, block: u32, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
         self.nothing(Op::WithdrawBlock { emission, block, actor: actor.into(), reason: reason.into() }, now).await
+    }
+
+    pub async fn find_players(&self, query: &str, limit: u32) -> Result<Vec<PlayerSummary>, StoreError> {
+        let op = Op::FindPlayers { query: query.trim().into(), name_key: crate::server::names::key_of(query.trim()), limit };
+        match self.run(op, 0).await? {
+            Done::Players(p) => Ok(p),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn statement(&self, player: &str, limit: u32) -> Result<Vec<StatementLine>, StoreError> {
+        match self.run(Op::Statement { player: player.into(), limit }, 0).await? {
+            Done::Statement(lines) => Ok(lines),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn balance(&self, op: Op, now: i64) -> Result<Cents, StoreError> {
+        match self.run(op, now).await? {
+            Done::Balance(b) => Ok(b),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn operator_credit(&self, player: &str, credit: super::Credit, actor: &str, now: i64) -> Result<Cents, StoreError> {
+        self.balance(Op::OperatorCredit { player: player.into(), credit, actor: actor.into() }, now).await
+    }
+
+    pub async fn operator_debit(&self, player: &str, amount: Cents, reason: &str, actor: &str, now: i64) -> Result<Cents, StoreError> {
+        self.balance(Op::OperatorDebit { player: player.into(), amount, reason: reason.into(), actor: actor.into() }, now).await
+    }
+
+    pub async fn tier_counts(&self) -> Result<Vec<TierCount>, StoreError> {
+        match self.run(Op::TierCounts, 0).await? {
+            Done::Tiers(t) => Ok(t),
+            other => Err(unexpected(other)),
+        }
     }
 }
 

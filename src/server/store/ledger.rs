@@ -173,6 +173,9 @@ pub struct BlockFacts {
     pub committed: i64,
     /// Tickets whose recorded lot differs from the committed one.
     pub lot_mismatches: u64,
+    /// The block's size and the lots it committed for all its tickets, sold or not.
+    pub size: u64,
+    pub lots_total: i64,
 }
 
 /// Everything [`check`] needs, read from the store in one snapshot.
@@ -336,6 +339,7 @@ impl BlockTally {
             return Err(StoreError::Backend(format!("E{emission}-B{block}: ticket {index} is beyond the block")));
         }
         let balance = |account: Account| stored.get(&account.id()).copied().unwrap_or(0);
+        let lots_total = self.lots.iter().map(|&code| lot_of(code).0 as i64).sum();
         Ok(BlockFacts {
             emission,
             block,
@@ -346,6 +350,8 @@ impl BlockTally {
             owed: self.owed,
             committed: self.committed,
             lot_mismatches: self.lot_mismatches,
+            size: self.lots.len() as u64,
+            lots_total,
         })
     }
 }
@@ -374,6 +380,8 @@ mod tests {
                 owed: 1_000,
                 committed: 1_500,
                 lot_mismatches: 0,
+                size: 4,
+                lots_total: 2_000,
             }],
             tickets_without_one_stake: 0,
             tickets_with_wrong_win: 0,

@@ -394,8 +394,6 @@ pub trait Store: Send + Sync {
 
     /// Money into a wallet from outside the game; returns the new balance.
     async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError>;
-    /// Real money out of a wallet, paid by the operator (never below zero); returns the new balance.
-    async fn debit(&self, player_id: &str, amount: Cents, reason: &str, now: i64) -> Result<Cents, StoreError>;
 
     /// One purchase: replays the Idempotency-Key, or debits 3 €, takes the next unsold ticket of the
     /// lowest open block (closing it when it sells out) and records the ticket.

@@ -96,12 +96,16 @@ pub trait Tx {
 
     /// A wallet's guard row, `$1` naming the wallet's account (see `responsible`).
     const WALLET: &'static str;
+    /// The guard row `a` of player `p`'s wallet, to join on.
+    const WALLET_OF_PLAYER: &'static str;
 
     async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, Self::Error>;
     async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, Self::Error>;
     /// Moves money as the backend's ledger does; the debited account's new balance, or `None` if a
     /// wallet could not pay it.
     async fn transfer(&mut self, transfer: &Transfer<'_>, now: i64) -> Result<Option<i64>, Self::Error>;
+    /// Real money paid in by the operator, through the wallet's guard (`responsible`); the new balance.
+    async fn deposit(&mut self, player: &str, credit: &super::Credit, now: i64) -> Result<crate::money::Cents, Self::Error>;
     /// Another unit of work took what this one meant to write: it is to be run again.
     fn conflict(why: String) -> Self::Error;
 

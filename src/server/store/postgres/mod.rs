@@ -583,22 +583,6 @@ impl Store for PostgresStore {
             .await
     }
 
-    async fn debit(&self, player_id: &str, amount: Cents, reason: &str, now: i64) -> Result<Cents, StoreError> {
-        self.core
-            .unit(|tx| {
-                let (player, reason) = (player_id.to_owned(), reason.to_owned());
-                Box::pin(async move {
-                    let balance = wallet_balance(tx, &player).await?;
-                    let shards = (0, shard_of(player.as_bytes()));
-                    match transfer(tx, &Transfer::withdrawal(&player, amount, &reason), shards, now).await? {
-                        Some(left) => Ok(cents(left)?),
-                        None => Err(StoreError::Overdraft { balance, amount }.into()),
-                    }
-                })
-            })
-            .await
-    }
-
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
         let (answer, answered) = oneshot::channel();
         self.sales.send(sales::PendingSale { request, answer }).await.map_err(|_| StoreError::Backend("the sale groupers stopped".into()))?;

@@ -52,6 +52,7 @@ fn params(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
 impl Tx for PgTx<'_, '_> {
     type Error = Failure;
     const WALLET: &'static str = "balances WHERE account = $1 AND shard = 0";
+    const WALLET_OF_PLAYER: &'static str = "balances a ON a.account = 'wallet:' || p.id AND a.shard = 0";
 
     async fn execute(&mut self, sql: &str, values: &[Value]) -> Result<u64, Failure> {
         let statement = self.0.prepare_cached(sql).await?;
@@ -75,6 +76,10 @@ impl Tx for PgTx<'_, '_> {
         let spread = shard_of(player.or(t.reason).unwrap_or_default().as_bytes());
         let shard = |a: &Account| if matches!(a, Account::Wallet(_)) { 0 } else { spread };
         super::transfer(self.0, t, (shard(&t.debit), shard(&t.credit)), now).await
+    }
+
+    async fn deposit(&mut self, player: &str, credit: &crate::server::store::Credit, now: i64) -> Result<crate::money::Cents, Failure> {
+        super::responsible::deposit(self.0, player, credit, now).await
     }
 
     fn conflict(why: String) -> Failure {

@@ -463,19 +463,6 @@ impl Store for SqliteStore {
         self.write(move |conn, _| responsible::deposit(conn, &player_id, &credit, now)).await
     }
 
-    async fn debit(&self, player_id: &str, amount: Cents, reason: &str, now: i64) -> Result<Cents, StoreError> {
-        let (player_id, reason) = (player_id.to_owned(), reason.to_owned());
-        self.write(move |conn, _| {
-            let wallet = Account::Wallet(&player_id);
-            let balance_before = balance(conn, &wallet).map_err(|_| StoreError::NotFound("player"))?;
-            match transfer(conn, &Transfer::withdrawal(&player_id, amount, &reason), now)? {
-                Some(left) => cents(left),
-                None => Err(StoreError::Overdraft { balance: balance_before, amount }),
-            }
-        })
-        .await
-    }
-
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
         self.write(move |conn, lots| sell(conn, lots, &request)).await
     }

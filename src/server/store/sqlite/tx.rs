@@ -31,6 +31,7 @@ fn value(v: ValueRef<'_>) -> Result<Value, StoreError> {
 impl Tx for SqliteTx<'_> {
     type Error = StoreError;
     const WALLET: &'static str = "accounts WHERE id = $1";
+    const WALLET_OF_PLAYER: &'static str = "accounts a ON a.id = 'wallet:' || p.id";
 
     async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
         Ok(prepare(self.0, sql)?.execute(rusqlite::params_from_iter(params))? as u64)
@@ -49,6 +50,10 @@ impl Tx for SqliteTx<'_> {
 
     async fn transfer(&mut self, transfer: &Transfer<'_>, now: i64) -> Result<Option<i64>, StoreError> {
         super::transfer(self.0, transfer, now)
+    }
+
+    async fn deposit(&mut self, player: &str, credit: &crate::server::store::Credit, now: i64) -> Result<crate::money::Cents, StoreError> {
+        super::responsible::deposit(self.0, player, credit, now)
     }
 
     fn conflict(why: String) -> StoreError {
