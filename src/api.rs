@@ -238,3 +238,25 @@ pub struct PlaySession {
     pub reality_check_due: bool,
     pub check: RealityCheck,
 }
+
+/// A withdrawal the player asked for, as the player sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct WithdrawalInfo {
+    pub id: i64,
+    pub amount_cents: u64,
+    pub asked_at: i64,
+    /// `pending` (out of the wallet, waiting for the operator), `paid` or `refused` (back in the wallet).
+    pub state: String,
+    pub decided_at: Option<i64>,
+    /// Why it was refused, or the payment's reference.
+    pub reason: Option<String>,
+}
+
+/// A withdrawal asked, with the wallet's balance after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+pub struct WithdrawalAsked {
+    pub withdrawal: WithdrawalInfo,
+    pub balance_cents: u64,
+}

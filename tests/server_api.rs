@@ -45,6 +45,8 @@ fn template() -> &'static Path {
 
 struct Server {
     base: String,
+    /// The back office, on an address of its own.
+    admin: String,
     data: tempfile::TempDir,
     store: std::sync::Arc<dyn Store>,
     http: reqwest::Client,
@@ -77,8 +79,12 @@ async fn start(settle_after: Duration, dist: Option<std::path::PathBuf>, change:
     let store = state.store.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
+    let admin_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let admin = format!("http://{}", admin_listener.local_addr().unwrap());
+    let office = vegas::server::back_office::Office::new(state.clone(), false, state.config.adjustment_threshold);
+    tokio::spawn(vegas::server::back_office::serve_on(office, admin_listener, std::future::pending()));
     tokio::spawn(vegas::server::serve_on(state, listener, std::future::pending()));
-    Server { base, data, store, http: reqwest::Client::new() }
+    Server { base, admin, data, store, http: reqwest::Client::new() }
 }
 
 /// A demo server whose rate limits stay out of the way of tests that make many players.
@@ -171,6 +177,8 @@ impl Server {
 
 use reqwest::Method as M;
 
+#[path = "scenarios/api_back_office.rs"]
+mod back_office;
 #[path = "scenarios/api_responsible.rs"]
 mod responsible;
 

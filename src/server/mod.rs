@@ -26,6 +26,7 @@ pub mod responsible;
 pub mod rules_page;
 pub mod store;
 pub mod tickets;
+pub mod withdrawals;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -277,6 +278,7 @@ pub fn router(state: AppState) -> Router {
         .route("/logout", post(auth::logout))
         .route("/me", get(auth::me))
         .route("/wallet/deposit", post(auth::demo_deposit))
+        .route("/wallet/withdrawals", post(withdrawals::ask).get(withdrawals::list))
         .route("/responsible", get(responsible::standing))
         .route("/responsible/limits", put(responsible::change_limit))
         .route("/responsible/limits/confirm", post(responsible::confirm_raise))

@@ -20,6 +20,8 @@ use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
         super::auth::logout,
         super::auth::me,
         super::auth::demo_deposit,
+        super::withdrawals::ask,
+        super::withdrawals::list,
         super::responsible::standing,
         super::responsible::change_limit,
         super::responsible::confirm_raise,
