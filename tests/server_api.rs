@@ -675,6 +675,7 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
         "GET /api/tickets",
         "GET /api/tickets/{id}",
         "GET /api/tickets/{id}/proof",
+        "GET /api/wallet/withdrawals",
         "GET /healthz",
         "GET /regles",
         "POST /api/account",
@@ -689,6 +690,7 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
         "POST /api/tickets/{id}/complete",
         "POST /api/tickets/{id}/reveal",
         "POST /api/wallet/deposit",
+        "POST /api/wallet/withdrawals",
         "PUT /api/responsible/limits",
         "PUT /api/responsible/reality-check",
     ];

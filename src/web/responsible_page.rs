@@ -7,7 +7,7 @@
 //! the registration asks the identity the law asks for, then the 7-day limits come first.
 
 use super::api::{ApiFailure, Flow, Span};
-use crate::api::{LimitState, PendingRaise, ResponsibleEvent, Standing};
+use crate::api::{LimitState, PendingRaise, ResponsibleEvent, Standing, WithdrawalInfo};
 use crate::money::Cents;
 use gloo_net::http::Request;
 use serde::Serialize;
@@ -22,6 +22,7 @@ fn message_fr(e: &ApiFailure) -> String {
         "already_paused" => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
         "raise_not_yet" => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
         "raise_lapsed" => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
+        "overdraft" => "Ce montant dépasse votre solde disponible.".into(),
         "bad_request" if e.message.contains("first_name") || e.message.contains("birth_date") => {
             "Indiquez vos prénom, nom et date de naissance (jour, mois, année).".into()
         }
@@ -43,6 +44,9 @@ struct Loaded {
     standing: Standing,
     history: Vec<ResponsibleEvent>,
     demo: bool,
+    balance_cents: i64,
+    /// Real money only: what the player asked to withdraw, and what became of it.
+    withdrawals: Vec<WithdrawalInfo>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -81,7 +85,8 @@ async fn load() -> Result<View, ApiFailure> {
     };
     let standing = send(get("/api/responsible")).await?;
     let history = send(get("/api/responsible/history")).await?;
-    Ok(View::Ready(Box::new(Loaded { standing, history, demo: me.demo })))
+    let withdrawals = if me.demo { Vec::new() } else { send(get("/api/wallet/withdrawals")).await? };
+    Ok(View::Ready(Box::new(Loaded { standing, history, demo: me.demo, balance_cents: me.balance_cents, withdrawals })))
 }
 
 #[derive(Serialize)]
@@ -137,15 +142,16 @@ fn input_value(node: &NodeRef) -> String {
     node.cast::<HtmlInputElement>().map(|i| i.value()).unwrap_or_default()
 }
 
-/// Euros as typed (« 20 », « 12,50 »), in cents; empty is none.
-fn cents_typed(text: &str) -> Result<Option<u64>, String> {
+/// Euros as typed (« 20 », « 12,50 »), in cents; empty is none. `what` names the amount a refusal
+/// speaks of (« Une limite »).
+fn cents_typed(text: &str, what: &str) -> Result<Option<u64>, String> {
     let text = text.trim().replace(',', ".");
     if text.is_empty() {
         return Ok(None);
     }
     let euros: f64 = text.parse().map_err(|_| format!("« {text} » n'est pas un montant en euros"))?;
     if !(0.01..=100_000.0).contains(&euros) {
-        return Err("Une limite va de 0,01 € à 100 000 €.".into());
+        return Err(format!("{what} va de 0,01 € à 100 000 €."));
     }
     Ok(Some((euros * 100.0).round() as u64))
 }
@@ -201,6 +207,7 @@ fn responsible_page() -> Html {
                 { limits_section(loaded, &act) }
                 { pending_section(&loaded.standing.pending, &act) }
                 { reality_section(loaded.standing.reality_minutes, &act) }
+                if !loaded.demo { <WithdrawalSection balance_cents={loaded.balance_cents} withdrawals={loaded.withdrawals.clone()} act={act.clone()} /> }
                 <PauseSection paused={loaded.standing.paused} view={view.clone()} notice={notice.clone()} />
                 { history_section(&loaded.history) }
             </> }
@@ -281,7 +288,7 @@ fn limit_row(limit: &LimitState, act: &Act) -> Html {
         let (act, input) = (act.clone(), input.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let body = cents_typed(&input_value(&input)).map(|amount_cents| LimitBody { flow, span, amount_cents });
+            let body = cents_typed(&input_value(&input), "Une limite").map(|amount_cents| LimitBody { flow, span, amount_cents });
             if let (Ok(_), Some(field)) = (&body, input.cast::<HtmlInputElement>()) {
                 field.set_value("");
             }
@@ -405,6 +412,67 @@ fn reality_section(minutes: u32, act: &Act) -> Html {
                     { for [15, 30, 60].map(|m| html! { <option value={m.to_string()} selected={m == minutes}>{ format!("{m} minutes") }</option> }) }
                 </select>
             </label>
+        </section>
+    }
+}
+
+#[derive(Serialize)]
+struct WithdrawalBody {
+    amount_cents: u64,
+}
+
+#[derive(Properties, PartialEq)]
+struct WithdrawalProps {
+    balance_cents: i64,
+    withdrawals: Vec<WithdrawalInfo>,
+    act: Act,
+}
+
+fn withdrawal_fr(w: &WithdrawalInfo) -> String {
+    let amount = Cents(w.amount_cents);
+    let decided = w.decided_at.map(date_fr).unwrap_or_default();
+    match w.state.as_str() {
+        "paid" => format!("{amount} — payé le {decided}"),
+        "refused" => format!("{amount} — refusé le {decided} ({}) : le montant est revenu sur votre solde", w.reason.as_deref().unwrap_or("sans motif")),
+        _ => format!("{amount} — en attente depuis le {} (déjà retiré de votre solde)", date_fr(w.asked_at)),
+    }
+}
+
+/// Withdrawing money (real money only): the amount leaves the balance at once and waits for the
+/// operator, who pays it or refuses it (then it comes back).
+#[function_component(WithdrawalSection)]
+fn withdrawal_section(props: &WithdrawalProps) -> Html {
+    let input = use_node_ref();
+    let on_submit = {
+        let (input, act) = (input.clone(), props.act.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            match cents_typed(&input_value(&input), "Un retrait") {
+                Ok(Some(amount_cents)) => {
+                    if let Some(field) = input.cast::<HtmlInputElement>() {
+                        field.set_value("");
+                    }
+                    let text = format!("Retrait de {} demandé : il sera versé après vérification.", Cents(amount_cents));
+                    act.emit((Some(json("POST", "/api/wallet/withdrawals", &WithdrawalBody { amount_cents })), text));
+                }
+                Ok(None) => act.emit((None, "Indiquez le montant à retirer.".into())),
+                Err(why) => act.emit((None, why)),
+            }
+        })
+    };
+    html! {
+        <section class="rg-section" aria-labelledby="rg-withdraw">
+            <h2 id="rg-withdraw">{ "Retirer de l'argent" }</h2>
+            <p>{ "Solde disponible : " }<strong data-testid="rg-balance">{ crate::money::format_signed_cents(props.balance_cents) }</strong></p>
+            <form class="rg-inline" onsubmit={on_submit}>
+                <label>{ "Montant (€) " }<input ref={input} inputmode="decimal" data-testid="rg-withdraw-amount" /></label>
+                <button class="btn" type="submit" data-testid="rg-withdraw">{ "Demander le retrait" }</button>
+            </form>
+            if !props.withdrawals.is_empty() {
+                <ul class="rg-withdrawals">
+                    { for props.withdrawals.iter().rev().map(|w| html! { <li data-testid="rg-withdrawal" data-state={w.state.clone()}>{ withdrawal_fr(w) }</li> }) }
+                </ul>
+            }
         </section>
     }
 }

@@ -76,6 +76,9 @@ impl Member {
     }
 }
 
+/// A request a role tries: the power it needs, the method, the path and the form.
+type Try<'a> = (Power, M, String, Vec<(&'a str, &'a str)>);
+
 fn real_money(config: Config) -> Config {
     Config { demo: false, ..config }
 }
@@ -98,7 +101,7 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
     }
     for (i, (role, m)) in members.iter().enumerate() {
         let (w, a) = (withdrawals[i].to_string(), adjustments[i].to_string());
-        let tries: Vec<(Power, M, String, Vec<(&str, &str)>)> = vec![
+        let tries: Vec<Try> = vec![
             (Power::Read, M::GET, "/blocs".into(), vec![]),
             (Power::Read, M::GET, "/joueurs?q=p-roles".into(), vec![]),
             (Power::Read, M::GET, "/joueurs/p-roles".into(), vec![]),
