@@ -169,6 +169,7 @@ conformance!(
     a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next,
     staff_are_unique_and_their_sessions_expire,
     the_audit_log_is_append_only_and_a_rewritten_row_is_found,
+    staff_close_an_account_for_good_and_pay_its_balance_out,
 );
 
 const NOW: i64 = 1_800_000_000;

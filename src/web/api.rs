@@ -79,6 +79,7 @@ impl ApiFailure {
                 let pause = field(&self.body, "pause");
                 pause_fr(&field(&pause, "kind").as_string().unwrap_or_default(), number(&pause, "until") as i64)
             }
+            (_, "suspended") => "Votre compte est suspendu : contactez le service client.".into(),
             (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into(),
             (_, "sold_out") => "Plus aucun ticket n'est en vente pour le moment.".into(),
             (_, "unauthorized") => "Votre session a expiré. Rechargez la page.".into(),

@@ -464,9 +464,10 @@ fn withdrawal_section(props: &WithdrawalProps) -> Html {
         <section class="rg-section" aria-labelledby="rg-withdraw">
             <h2 id="rg-withdraw">{ "Retirer de l'argent" }</h2>
             <p>{ "Solde disponible : " }<strong data-testid="rg-balance">{ crate::money::format_signed_cents(props.balance_cents) }</strong></p>
-            <form class="rg-inline" onsubmit={on_submit}>
-                <label>{ "Montant (€) " }<input ref={input} inputmode="decimal" data-testid="rg-withdraw-amount" /></label>
-                <button class="btn" type="submit" data-testid="rg-withdraw">{ "Demander le retrait" }</button>
+            <form class="rg-withdraw" onsubmit={on_submit}>
+                <label for="rg-withdraw-amount">{ "Montant (€)" }</label>
+                <input id="rg-withdraw-amount" ref={input} inputmode="decimal" placeholder="par exemple 20" data-testid="rg-withdraw-amount" />
+                <button class="button" type="submit" data-testid="rg-withdraw">{ "Demander le retrait" }</button>
             </form>
             if !props.withdrawals.is_empty() {
                 <ul class="rg-withdrawals">

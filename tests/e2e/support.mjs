@@ -64,15 +64,18 @@ export const vegasBinary = join(root, 'target', 'release', 'vegas');
  * `instance` picks another port, for several instances at once; `args` are more options of `serve`
  * (e.g. `--qa-deck FILE`); `demo: false` serves real money (no first emission is made: make one first);
  * `dataDir` serves an existing data directory, which `stop({ keep: true })`
- * leaves for the next server. Resolves to { base, dataDir, stop }.
+ * leaves for the next server. Resolves to { base, adminBase (the back office), dataDir, stop }.
  */
 export async function startTicketServer({ database, instance = 0, args = [], demo = true, dataDir = mkdtempSync(join(tmpdir(), 'vegas-e2e-')) } = {}) {
   const port = 18000 + (process.pid % 1000) * 3 + instance;
   const base = `http://127.0.0.1:${port}`;
+  // The back office, on its own address (never the players').
+  const adminPort = port + 3000;
+  const adminBase = `http://127.0.0.1:${adminPort}`;
   const store = database ? ['--database', database] : ['--data', dataDir];
   // Every fresh page makes a guest, all from this one address: the per-IP limit is raised.
   const limits = ['--auth-burst', '10000', '--auth-per-minute', '10000'];
-  const server = spawn(vegasBinary, [...store, 'serve', ...(demo ? ['--demo'] : []), ...limits, '--addr', `127.0.0.1:${port}`, '--dist', join(root, 'dist'), ...args],
+  const server = spawn(vegasBinary, [...store, 'serve', ...(demo ? ['--demo'] : []), ...limits, '--addr', `127.0.0.1:${port}`, '--admin-addr', `127.0.0.1:${adminPort}`, '--dist', join(root, 'dist'), ...args],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'warn' } });
   const exited = new Promise(resolve => server.once('exit', resolve));
   const stop = async ({ keep = false } = {}) => {
@@ -81,7 +84,7 @@ export async function startTicketServer({ database, instance = 0, args = [], dem
     if (!keep) rmSync(dataDir, { recursive: true, force: true });
   };
   for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${base}/healthz`)).ok) return { base, dataDir, stop }; } catch { /* not up yet */ }
+    try { if ((await fetch(`${base}/healthz`)).ok) return { base, adminBase, dataDir, stop }; } catch { /* not up yet */ }
     await new Promise(r => setTimeout(r, 100));
   }
   stop();

@@ -92,6 +92,7 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
     }
     let office = BackOffice(&*s.store);
     let p = s.real_player("p-roles", 100).await;
+    s.real_player("p-close", 7).await;
     // One of each thing a member may act on, for every role to try.
     let mut withdrawals = Vec::new();
     let mut adjustments = Vec::new();
@@ -114,6 +115,9 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
             (Power::MoveMoney, M::POST, format!("/retraits/{w}"), vec![("decision", "payer"), ("reason", "virement 42")]),
             (Power::MoveMoney, M::POST, format!("/ajustements/{a}"), vec![("decision", "approuver")]),
             (Power::ManageBlocks, M::POST, "/blocs/1/2/retrait".into(), vec![("reason", "défaut")]),
+            (Power::ManageStaff, M::GET, "/personnel".into(), vec![]),
+            (Power::ManageStaff, M::POST, "/personnel/m-support/role".into(), vec![("role", "support"), ("reason", "inchangé")]),
+            (Power::MoveMoney, M::POST, "/joueurs/p-close/fermeture".into(), vec![("reason", "demande du joueur")]),
         ];
         for (power, method, path, form) in tries {
             let (status, _) = if method == M::GET { m.get(&s, &path).await } else { m.post(&s, &path, &form).await };
@@ -128,7 +132,7 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
     let log = office.audit_log(0, 1_000).await.unwrap();
     let by = |actor: &str| log.iter().filter(|e| e.actor == actor).map(|e| e.action.as_str()).collect::<Vec<_>>();
     assert_eq!(by("staff:m-support"), ["player_suspended", "player_restored"]);
-    assert_eq!(by("staff:m-finance"), ["adjustment_applied", "withdrawal_paid", "adjustment_approved"]);
+    assert_eq!(by("staff:m-finance"), ["adjustment_applied", "withdrawal_paid", "adjustment_approved", "account_closed"]);
     assert_eq!(by("staff:m-admin"), ["block_withdrawn"]);
     assert_eq!(by("staff:m-auditor"), Vec::<&str>::new());
     assert_eq!(office.verify_audit_log().await.unwrap(), Ok(log.len() as i64));

@@ -197,3 +197,25 @@ pub async fn the_audit_log_is_append_only_and_a_rewritten_row_is_found(backend: 
     let broken = office.verify_audit_log().await.unwrap().unwrap_err();
     assert_eq!(broken.seq, 3, "{broken}");
 }
+
+pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<dyn Store>) {
+    let office = BackOffice(&*store);
+    block(&*store, 1, 1, mixed_lots(100)).await;
+    let p = real_player(&*store, "p-close", 37).await;
+    let pending = office.ask_withdrawal(&p, Cents::euros(7), NOW).await.unwrap();
+    assert_eq!(office.close_account(&p, "staff:fin", "demande du joueur", NOW + 1).await, Ok(Cents::euros(30)));
+    assert_eq!(balance(&*store, &p).await, Cents::ZERO);
+    assert_eq!(office.close_account(&p, "staff:fin", "encore", NOW + 2).await, Err(StoreError::AlreadyDone("closed")));
+    let sold = store.sell(SaleRequest { now: NOW + 3, limits_required: true, ..sale(&p, "k", Mode::Auto, "t-k") }).await;
+    assert!(
+        matches!(sold, Err(StoreError::Paused(vegas::server::store::responsible::Pause { kind: vegas::server::store::responsible::PauseKind::Closed, .. }))),
+        "{sold:?}"
+    );
+    assert!(store.standing(&p, NOW + 3).await.unwrap().paused.is_some());
+    // A withdrawal asked before is still paid.
+    office.decide_withdrawal(pending.id, true, "staff:fin", "virement", NOW + 4).await.unwrap();
+    assert_eq!(actions(&*store).await, ["account_closed", "withdrawal_paid"]);
+    assert!(store.responsible_events(&p, 0).await.unwrap().iter().any(|e| e.kind == "closed_by_operator"));
+    assert_eq!(office.close_account("nobody", "staff:fin", "?", NOW).await, Err(StoreError::NotFound("player")));
+    ledger_passes(&*store).await;
+}

@@ -176,6 +176,9 @@ pub fn router(office: Office) -> Router {
         .route("/joueurs/{id}", get(player))
         .route("/joueurs/{id}/suspension", post(suspend))
         .route("/joueurs/{id}/ajustement", post(adjust))
+        .route("/joueurs/{id}/fermeture", post(close_account))
+        .route("/personnel", get(staff_page))
+        .route("/personnel/{name}/role", post(change_role))
         .route("/retraits", get(withdrawals))
         .route("/retraits/{id}", post(decide_withdrawal))
         .route("/ajustements", get(adjustments))
@@ -337,6 +340,43 @@ async fn adjust(
     let a = office.store().adjust(&id, signed, reason(&form.reason)?, &member.actor(), office.threshold, office.now()).await?;
     let done = if a.state == AdjustmentState::Pending { "ajustement-en-attente" } else { "ajustement-applique" };
     Ok(Redirect::to(&format!("/joueurs/{id}?fait={done}")))
+}
+
+async fn close_account(
+    State(office): State<Office>,
+    member: Member,
+    Path(id): Path<String>,
+    axum::Form(form): axum::Form<WithReason>,
+) -> Result<Redirect, Refusal> {
+    member.may(Power::MoveMoney)?;
+    office.store().close_account(&id, &member.actor(), reason(&form.reason)?, office.now()).await?;
+    Ok(Redirect::to(&format!("/joueurs/{id}?fait=ferme")))
+}
+
+async fn staff_page(State(office): State<Office>, member: Member, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {
+    member.may(Power::ManageStaff)?;
+    Ok(pages::staff(&member.0, &office.store().staff_list().await?, done.fait.as_deref()))
+}
+
+#[derive(Deserialize)]
+struct RoleChange {
+    role: String,
+    reason: String,
+}
+
+async fn change_role(
+    State(office): State<Office>,
+    member: Member,
+    Path(name): Path<String>,
+    axum::Form(form): axum::Form<RoleChange>,
+) -> Result<Redirect, Refusal> {
+    member.may(Power::ManageStaff)?;
+    let role = super::store::back_office::Role::parse(&form.role).ok_or_else(|| Refusal::BadForm("Rôle inconnu.".into()))?;
+    if name == member.0.name {
+        return Err(Refusal::BadForm("Un membre ne change pas son propre rôle : un autre administrateur le fait.".into()));
+    }
+    office.store().set_role(&name, role, &member.actor(), reason(&form.reason)?, office.now()).await?;
+    Ok(Redirect::to("/personnel?fait=role-change"))
 }
 
 async fn withdrawals(State(office): State<Office>, member: Member, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {

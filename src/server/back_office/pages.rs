@@ -36,6 +36,7 @@ pub fn power_name(power: Power) -> &'static str {
         Power::ReadMoney => "retraits, ajustements et rapports : rôles finance et audit",
         Power::SeeUnsoldPrizes => "lots restant dans les billets invendus : rôles finance et audit",
         Power::ManageBlocks => "gestion des blocs : rôle administration",
+        Power::ManageStaff => "gestion du personnel : rôle administration",
         Power::ReadAudit => "journal d'audit : rôles audit et administration",
     }
 }
@@ -52,6 +53,7 @@ pub fn store_error(e: &StoreError) -> String {
         StoreError::AlreadyDone("not suspended") => "Ce compte n'est pas suspendu.".into(),
         StoreError::AlreadyDone("decided") => "Déjà décidé par un autre membre : rien n'a changé.".into(),
         StoreError::AlreadyDone("withdrawn from sale") => "Ce bloc est déjà retiré de la vente.".into(),
+        StoreError::AlreadyDone("closed") => "Ce compte est déjà fermé.".into(),
         StoreError::Invalid(why) => format!("Demande invalide : {why}."),
         StoreError::Backend(_) => "Le serveur a rencontré une erreur ; elle est consignée dans ses journaux.".into(),
         other => other.to_string(),
@@ -69,6 +71,8 @@ fn done_message(code: &str) -> Option<&'static str> {
         "retrait-refuse" => "Retrait refusé : le montant est revenu au portefeuille du joueur.",
         "ajustement-approuve" => "Ajustement approuvé et appliqué.",
         "ajustement-rejete" => "Ajustement rejeté.",
+        "ferme" => "Compte fermé : son solde a été versé, plus aucune mise ni aucun dépôt n'est possible.",
+        "role-change" => "Rôle modifié : il s'applique dès la prochaine page du membre.",
         _ => return None,
     })
 }
@@ -86,12 +90,13 @@ fn head(title: &str) -> Markup {
 
 fn layout(member: &StaffRecord, title: &str, done: Option<&str>, body: Markup) -> Markup {
     let role = member.role;
-    let links: [(&str, &str, Power, &str); 5] = [
+    let links: [(&str, &str, Power, &str); 6] = [
         ("/blocs", "Blocs", Power::Read, "nav-blocks"),
         ("/joueurs", "Joueurs", Power::Read, "nav-players"),
         ("/retraits", "Retraits", Power::ReadMoney, "nav-withdrawals"),
         ("/ajustements", "Ajustements", Power::ReadMoney, "nav-adjustments"),
         ("/journal", "Journal d'audit", Power::ReadAudit, "nav-audit"),
+        ("/personnel", "Personnel", Power::ManageStaff, "nav-staff"),
     ];
     html! {
         (DOCTYPE)
@@ -204,16 +209,18 @@ pub fn blocks(
                             dt { "Lots restant dans les invendus" } dd data-testid="block-unsold-prizes" { (format_signed_cents(f.lots_total - f.committed)) }
                         }
                     }
+                    @let won: Vec<&TierCount> = tiers.iter().filter(|t| t.emission == b.emission && t.block == b.block && !t.lot.is_zero()).collect();
                     details {
                         summary { "Gains par rang" }
-                        table {
+                        @if won.is_empty() { p { "Aucun billet gagnant vendu." } }
+                        @else { table {
                             thead { tr { th { "Lot" } th { "Billets vendus" } th { "Dont crédités" } } }
                             tbody {
-                                @for t in tiers.iter().filter(|t| t.emission == b.emission && t.block == b.block && !t.lot.is_zero()) {
+                                @for t in won {
                                     tr { td { (t.lot) } td { (t.sold) } td { (t.credited) } }
                                 }
                             }
-                        }
+                        } }
                     }
                 }
                 @if b.withdrawn_at.is_none() && b.closed_at.is_none() && may(member.role, Power::ManageBlocks) {
@@ -303,6 +310,21 @@ fn pause_name(kind: PauseKind) -> &'static str {
     }
 }
 
+/// A transfer's kind, as staff read it.
+fn kind_name(kind: &str) -> &str {
+    match kind {
+        "deposit" => "dépôt",
+        "withdrawal" => "retrait",
+        "demo" => "argent de démo",
+        "stake" => "mise",
+        "win" => "gain",
+        "withdrawal_paid" => "retrait payé",
+        "withdrawal_refused" => "retrait refusé (rendu)",
+        "adjustment" => "ajustement",
+        other => other,
+    }
+}
+
 fn withdrawal_state(state: WithdrawalState) -> &'static str {
     match state {
         WithdrawalState::Pending => "en attente",
@@ -357,6 +379,16 @@ pub fn player(member: &StaffRecord, page: &PlayerPage, now: i64, done: Option<&s
                 }
             }
         }
+        @if may(role, Power::MoveMoney) && p.closed_at.is_none() && !p.guest {
+            section.card {
+                h2 { "Fermer le compte" }
+                p { "Définitif : le solde (" (p.balance) ") est versé au joueur, plus aucune mise ni aucun dépôt n'est possible." }
+                form.inline method="post" action={ "/joueurs/" (p.id) "/fermeture" } {
+                    label { "Motif (obligatoire)" input name="reason" required maxlength="500" data-testid="close-reason"; }
+                    button.danger type="submit" data-testid="close-account" { "Fermer le compte" }
+                }
+            }
+        }
         section.card {
             h2 { "Jeu responsable (lecture seule)" }
             @if let Some(pause) = page.standing.paused {
@@ -389,7 +421,7 @@ pub fn player(member: &StaffRecord, page: &PlayerPage, now: i64, done: Option<&s
             table {
                 thead { tr { th { "Date" } th { "Nature" } th { "Montant" } th { "Billet ou motif" } } }
                 tbody { @for l in &page.statement {
-                    tr data-testid="statement-line" { td { (when(l.at)) } td { (l.kind) } td { (format_signed_cents(l.amount_cents)) } td { (l.ticket.as_deref().or(l.reason.as_deref()).unwrap_or("")) } }
+                    tr data-testid="statement-line" { td { (when(l.at)) } td { (kind_name(&l.kind)) } td { (format_signed_cents(l.amount_cents)) } td { (l.ticket.as_deref().or(l.reason.as_deref()).unwrap_or("")) } }
                 } }
             }
         }
@@ -466,4 +498,26 @@ pub fn audit_log(member: &StaffRecord, rows: &[AuditEntry], verified: &Result<i6
         }
     };
     layout(member, "Journal d'audit", None, body)
+}
+
+pub fn staff(member: &StaffRecord, staff: &[StaffRecord], done: Option<&str>) -> Markup {
+    let body = html! {
+        p { "Un membre s'ajoute en ligne de commande (" code { "vegas staff add NOM --role RÔLE" } ") : son secret TOTP ne s'affiche qu'une fois, à lui seul." }
+        table {
+            thead { tr { th { "Membre" } th { "Rôle" } th { "Depuis le" } th { "Changer de rôle" } } }
+            tbody { @for s in staff {
+                tr data-testid="staff-row" {
+                    td { (s.name) } td { (role_name(s.role)) } td { (when(s.created_at)) }
+                    td { @if s.id != member.id {
+                        form.inline method="post" action={ "/personnel/" (s.name) "/role" } {
+                            label { "Rôle" select name="role" { @for r in Role::ALL { option value=(r.as_str()) selected[r == s.role] { (role_name(r)) } } } }
+                            label { "Motif" input name="reason" required maxlength="500"; }
+                            button type="submit" { "Changer" }
+                        }
+                    } }
+                }
+            } }
+        }
+    };
+    layout(member, "Personnel", done, body)
 }

@@ -55,6 +55,8 @@ pub enum Power {
     SeeUnsoldPrizes,
     /// Withdraw a block from sale.
     ManageBlocks,
+    /// List staff, change a member's role.
+    ManageStaff,
     /// The audit log.
     ReadAudit,
 }
@@ -72,7 +74,7 @@ pub fn may(role: Role, power: Power) -> bool {
         Power::Suspend => role == Role::Support,
         Power::MoveMoney => role == Role::Finance,
         Power::ReadMoney | Power::SeeUnsoldPrizes => matches!(role, Role::Finance | Role::Auditor),
-        Power::ManageBlocks => role == Role::Admin,
+        Power::ManageBlocks | Power::ManageStaff => role == Role::Admin,
         Power::ReadAudit => matches!(role, Role::Auditor | Role::Admin),
     }
 }
@@ -95,7 +97,7 @@ mod tests {
 
     #[test]
     fn only_finance_moves_money_and_the_auditor_changes_nothing() {
-        let changes = [Power::Suspend, Power::MoveMoney, Power::ManageBlocks];
+        let changes = [Power::Suspend, Power::MoveMoney, Power::ManageBlocks, Power::ManageStaff];
         assert!(changes.iter().all(|p| !may(Role::Auditor, *p)));
         assert_eq!(Role::ALL.iter().filter(|r| may(**r, Power::MoveMoney)).collect::<Vec<_>>(), [&Role::Finance]);
         assert!(!may(Role::Support, Power::ReadMoney) && may(Role::Support, Power::Suspend));

@@ -275,6 +275,12 @@ pub async fn staff_named<T: Tx>(tx: &mut T, name: &str) -> Result<Option<StaffRe
     Ok(row.as_ref().map(staff_from).transpose()?)
 }
 
+/// Every member, by name.
+pub async fn staff_list<T: Tx>(tx: &mut T) -> Result<Vec<StaffRecord>, T::Error> {
+    let rows = tx.query(&format!("SELECT {STAFF_COLUMNS} FROM staff ORDER BY name"), &[]).await?;
+    Ok(rows.iter().map(staff_from).collect::<Result<_, _>>()?)
+}
+
 /// Gives a member another role; the same role again changes (and records) nothing.
 pub async fn set_role<T: Tx>(tx: &mut T, name: &str, role: Role, actor: &str, reason: &str, now: i64) -> Result<(), T::Error> {
     let before = staff_named(tx, name).await?.ok_or(StoreError::NotFound("staff member"))?;
@@ -345,6 +351,41 @@ pub async fn suspend<T: Tx>(tx: &mut T, player: &str, suspended: bool, actor: &s
     Ok(())
 }
 
+/// Closes an open account for good: its whole balance paid out to `cash` (a withdrawal, `why`), closed
+/// forever (sessions ended, nothing staked or deposited again), and `event` in the player's record.
+/// What it paid out. Shared by the ban file's import and staff.
+pub async fn close_account<T: Tx>(tx: &mut T, player: &str, why: &str, event: &str, now: i64) -> Result<Cents, T::Error> {
+    if tx.execute("UPDATE players SET closed_at = $2 WHERE id = $1 AND closed_at IS NULL", &[player.into(), now.into()]).await? == 0 {
+        let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
+        return Err(if exists { StoreError::AlreadyDone("closed") } else { StoreError::NotFound("player") }.into());
+    }
+    let paid = balance_of(tx, player).await?;
+    if !paid.is_zero() {
+        tx.transfer(&Transfer::withdrawal(player, paid, why), now)
+            .await?
+            .ok_or_else(|| StoreError::Backend("a wallet could not pay out its own balance".into()))?;
+    }
+    let closed = super::responsible::Pause { kind: super::responsible::PauseKind::Closed, until: super::responsible::FOREVER };
+    tx.pause(player, closed, super::responsible::Actor::Operator, now).await?;
+    let detail = serde_json::json!({ "paid_out_cents": paid.0 }).to_string();
+    tx.execute(super::responsible::RECORD, &[player.into(), now.into(), super::responsible::Actor::Operator.as_str().into(), event.into(), detail.into()])
+        .await?;
+    Ok(paid)
+}
+
+/// Staff close an account (its balance paid out), with why, recorded in the audit log.
+pub async fn close_by_staff<T: Tx>(tx: &mut T, player: &str, actor: &str, reason: &str, now: i64) -> Result<Cents, T::Error> {
+    let paid = close_account(tx, player, &format!("closed by the operator: {reason}"), "closed_by_operator", now).await?;
+    let after = serde_json::json!({ "closed": true, "paid_out_cents": paid.0 });
+    append(
+        tx,
+        &AuditNote::new(actor, "account_closed", player_target(player)).change(Some(serde_json::json!({ "closed": false })), Some(after)).because(reason),
+        now,
+    )
+    .await?;
+    Ok(paid)
+}
+
 // ---- withdrawals ---------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -411,8 +452,9 @@ pub async fn ask_withdrawal<T: Tx>(tx: &mut T, player: &str, amount: Cents, now:
     if amount.is_zero() {
         return Err(StoreError::Invalid("a withdrawal of 0 €".into()).into());
     }
-    let moved =
-        tx.transfer(&Transfer::between(TransferKind::Withdrawal, Account::Wallet(player), Account::Withdrawals, amount, "withdrawal asked"), now).await?;
+    let moved = tx
+        .transfer(&Transfer::between(TransferKind::Withdrawal, Account::Wallet(player), Account::Withdrawals, amount, "retrait demandé par le joueur"), now)
+        .await?;
     if moved.is_none() {
         return Err(StoreError::Overdraft { balance: balance_of(tx, player).await?, amount }.into());
     }
@@ -771,6 +813,7 @@ pub enum Op {
     AddStaff { staff: NewStaff, actor: String },
     SetRole { name: String, role: Role, actor: String, reason: String },
     StaffNamed(String),
+    StaffList,
     CreateStaffSession { token_hash: String, staff_id: String, expires_at: i64 },
     StaffSession(String),
     DeleteStaffSession(String),
@@ -786,6 +829,7 @@ pub enum Op {
     WithdrawBlock { emission: u32, block: u32, actor: String, reason: String },
     FindPlayers { query: String, name_key: String, limit: u32 },
     OperatorCredit { player: String, credit: super::Credit, actor: String },
+    CloseAccount { player: String, actor: String, reason: String },
     OperatorDebit { player: String, amount: Cents, reason: String, actor: String },
     Statement { player: String, limit: u32 },
     TierCounts,
@@ -797,6 +841,7 @@ impl Op {
         matches!(
             self,
             Op::StaffNamed(_)
+                | Op::StaffList
                 | Op::StaffSession(_)
                 | Op::AuditLog { .. }
                 | Op::Withdrawals { .. }
@@ -813,6 +858,7 @@ impl Op {
 pub enum Done {
     Nothing,
     Staff(Option<StaffRecord>),
+    StaffList(Vec<StaffRecord>),
     Entry(AuditEntry),
     Entries(Vec<AuditEntry>),
     Withdrawal(Withdrawal),
@@ -830,6 +876,7 @@ pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error>
         Op::AddStaff { staff, actor } => Done::Staff(Some(add_staff(tx, staff, actor, now).await?)),
         Op::SetRole { name, role, actor, reason } => set_role(tx, name, *role, actor, reason, now).await.map(|()| Done::Nothing)?,
         Op::StaffNamed(name) => Done::Staff(staff_named(tx, name).await?),
+        Op::StaffList => Done::StaffList(staff_list(tx).await?),
         Op::CreateStaffSession { token_hash, staff_id, expires_at } => {
             create_staff_session(tx, token_hash, staff_id, now, *expires_at).await.map(|()| Done::Nothing)?
         }
@@ -850,6 +897,7 @@ pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error>
         Op::FindPlayers { query, name_key, limit } => Done::Players(find_players(tx, query, name_key, *limit).await?),
         Op::Statement { player, limit } => Done::Statement(statement(tx, player, *limit).await?),
         Op::TierCounts => Done::Tiers(tier_counts(tx).await?),
+        Op::CloseAccount { player, actor, reason } => Done::Balance(close_by_staff(tx, player, actor, reason, now).await?),
         Op::OperatorCredit { player, credit, actor } => Done::Balance(operator_credit(tx, player, credit, actor, now).await?),
         Op::OperatorDebit { player, amount, reason, actor } => Done::Balance(operator_debit(tx, player, *amount, reason, actor, now).await?),
     })
@@ -905,6 +953,13 @@ impl BackOffice<'_> {
 
     pub async fn staff_named(&self, name: &str) -> Result<Option<StaffRecord>, StoreError> {
         self.staff(Op::StaffNamed(name.into()), 0).await
+    }
+
+    pub async fn staff_list(&self) -> Result<Vec<StaffRecord>, StoreError> {
+        match self.run(Op::StaffList, 0).await? {
+            Done::StaffList(s) => Ok(s),
+            other => Err(unexpected(other)),
+        }
     }
 
     pub async fn create_staff_session(&self, token_hash: &str, staff_id: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
@@ -1009,6 +1064,11 @@ impl BackOffice<'_> {
             Done::Balance(b) => Ok(b),
             other => Err(unexpected(other)),
         }
+    }
+
+    /// Closes an account for good, its balance paid out; what was paid.
+    pub async fn close_account(&self, player: &str, actor: &str, reason: &str, now: i64) -> Result<Cents, StoreError> {
+        self.balance(Op::CloseAccount { player: player.into(), actor: actor.into(), reason: reason.into() }, now).await
     }
 
     pub async fn operator_credit(&self, player: &str, credit: super::Credit, actor: &str, now: i64) -> Result<Cents, StoreError> {

@@ -106,6 +106,8 @@ pub trait Tx {
     async fn transfer(&mut self, transfer: &Transfer<'_>, now: i64) -> Result<Option<i64>, Self::Error>;
     /// Real money paid in by the operator, through the wallet's guard (`responsible`); the new balance.
     async fn deposit(&mut self, player: &str, credit: &super::Credit, now: i64) -> Result<crate::money::Cents, Self::Error>;
+    /// A break, exclusion or closure, as the backend's `responsible` makes one (sessions ended, recorded).
+    async fn pause(&mut self, player: &str, pause: super::responsible::Pause, actor: super::responsible::Actor, now: i64) -> Result<(), Self::Error>;
     /// Another unit of work took what this one meant to write: it is to be run again.
     fn conflict(why: String) -> Self::Error;
 

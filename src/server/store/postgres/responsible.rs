@@ -5,6 +5,7 @@
 use super::{Failure, sql_amount};
 use crate::money::Cents;
 use crate::rules::prize_table::TICKET_PRICE;
+use crate::server::store::back_office;
 use crate::server::store::ledger::{Account, Transfer};
 use crate::server::store::responsible::{
     self as rg, Actor, ChangeKind, DEPOSIT_BASES, DEPOSIT_OLDEST, DEPOSIT_REACHING, Flow, Guard, Pause, PauseKind, PendingRaise, STAKE_BASES, STAKE_OLDEST,
@@ -254,16 +255,7 @@ pub(super) async fn import_bans(tx: &Transaction<'_>, keys: &[String], now: i64)
     let matched: Vec<String> = tx.query(rg::BANNED_OPEN_ACCOUNTS, &[]).await?.iter().map(|r| r.get(0)).collect();
     let mut closed = Vec::new();
     for player in matched {
-        let paid = super::wallet_balance(tx, &player).await?;
-        if !paid.is_zero() {
-            let shards = (0, super::shard_of(player.as_bytes()));
-            super::transfer(tx, &Transfer::withdrawal(&player, paid, "closed: in the national ban file"), shards, now)
-                .await?
-                .ok_or_else(|| StoreError::Backend("a wallet could not pay out its own balance".into()))?;
-        }
-        tx.execute("UPDATE players SET closed_at = $2 WHERE id = $1", &[&player, &now]).await?;
-        self::pause(tx, &player, Pause { kind: PauseKind::Closed, until: rg::FOREVER }, Actor::Operator, now).await?;
-        record(tx, &player, now, Actor::Operator, "ban_file_match", &serde_json::json!({ "paid_out_cents": paid.0 }).to_string()).await?;
+        let paid = back_office::close_account(&mut super::tx::PgTx(tx), &player, "closed: in the national ban file", "ban_file_match", now).await?;
         closed.push((player, paid));
     }
     Ok(closed)

@@ -82,6 +82,16 @@ impl Tx for PgTx<'_, '_> {
         super::responsible::deposit(self.0, player, credit, now).await
     }
 
+    async fn pause(
+        &mut self,
+        player: &str,
+        pause: crate::server::store::responsible::Pause,
+        actor: crate::server::store::responsible::Actor,
+        now: i64,
+    ) -> Result<(), Failure> {
+        super::responsible::pause(self.0, player, pause, actor, now).await
+    }
+
     fn conflict(why: String) -> Failure {
         Failure::Retry(why)
     }

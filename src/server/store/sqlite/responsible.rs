@@ -1,9 +1,10 @@
 //! Responsible gaming on SQLite: the statements of [`crate::server::store::responsible`] run on the
 //! writer's connection (or a reader's, for what only reads).
 
-use super::{balance, one};
+use super::one;
 use crate::money::Cents;
 use crate::rules::prize_table::TICKET_PRICE;
+use crate::server::store::back_office;
 use crate::server::store::ledger::{Account, Transfer};
 use crate::server::store::responsible::{
     self as rg, Actor, ChangeKind, DEPOSIT_BASES, DEPOSIT_OLDEST, DEPOSIT_REACHING, Flow, Guard, Pause, PauseKind, PendingRaise, STAKE_BASES, STAKE_OLDEST,
@@ -234,15 +235,7 @@ pub(super) fn import_bans(conn: &Connection, keys: &[String], now: i64) -> Resul
     let matched: Vec<String> = conn.prepare_cached(rg::BANNED_OPEN_ACCOUNTS)?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
     let mut closed = Vec::new();
     for player in matched {
-        let wallet = Account::Wallet(&player);
-        let paid = balance(conn, &wallet)?;
-        if !paid.is_zero() {
-            super::transfer(conn, &Transfer::withdrawal(&player, paid, "closed: in the national ban file"), now)?
-                .ok_or_else(|| StoreError::Backend("a wallet could not pay out its own balance".into()))?;
-        }
-        prepare(conn, "UPDATE players SET closed_at = $2 WHERE id = $1")?.execute(params![player, now])?;
-        pause(conn, &player, Pause { kind: PauseKind::Closed, until: rg::FOREVER }, Actor::Operator, now)?;
-        record(conn, &player, now, Actor::Operator, "ban_file_match", &serde_json::json!({ "paid_out_cents": paid.0 }).to_string())?;
+        let paid = super::tx::run(conn, async |tx| back_office::close_account(tx, &player, "closed: in the national ban file", "ban_file_match", now).await)?;
         closed.push((player, paid));
     }
     Ok(closed)

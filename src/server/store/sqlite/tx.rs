@@ -56,6 +56,16 @@ impl Tx for SqliteTx<'_> {
         super::responsible::deposit(self.0, player, credit, now)
     }
 
+    async fn pause(
+        &mut self,
+        player: &str,
+        pause: crate::server::store::responsible::Pause,
+        actor: crate::server::store::responsible::Actor,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        super::responsible::pause(self.0, player, pause, actor, now)
+    }
+
     fn conflict(why: String) -> StoreError {
         // One writer: nothing can take a place between this unit's read and its write.
         StoreError::Backend(why)
