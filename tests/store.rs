@@ -170,6 +170,7 @@ conformance!(
     staff_are_unique_and_their_sessions_expire,
     the_audit_log_is_append_only_and_a_rewritten_row_is_found,
     staff_close_an_account_for_good_and_pay_its_balance_out,
+    a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equal_to_the_ledger,
 );
 
 const NOW: i64 = 1_800_000_000;

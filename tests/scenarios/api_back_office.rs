@@ -109,6 +109,8 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
             (Power::ReadMoney, M::GET, "/retraits".into(), vec![]),
             (Power::ReadMoney, M::GET, "/ajustements".into(), vec![]),
             (Power::ReadAudit, M::GET, "/journal".into(), vec![]),
+            (Power::ReadMoney, M::GET, "/rapports".into(), vec![]),
+            (Power::ReadMoney, M::GET, "/rapports/engagements?format=csv".into(), vec![]),
             (Power::Suspend, M::POST, "/joueurs/p-roles/suspension".into(), vec![("action", "suspendre"), ("reason", "vérification")]),
             (Power::Suspend, M::POST, "/joueurs/p-roles/suspension".into(), vec![("action", "retablir"), ("reason", "vérifié")]),
             (Power::MoveMoney, M::POST, "/joueurs/p-roles/ajustement".into(), vec![("direction", "credit"), ("amount", "1"), ("reason", "geste")]),
@@ -237,4 +239,41 @@ async fn a_withdrawal_asked_in_the_game_is_paid_by_finance_and_the_player_sees_i
 
 async fn body_id(s: &Server, p: &Player) -> i64 {
     s.call(p, M::GET, "/api/wallet/withdrawals", None).await.1[0]["id"].as_i64().unwrap()
+}
+
+#[tokio::test]
+async fn reports_say_what_they_are_on_screen_and_as_csv_and_say_when_nothing_happened() {
+    let s = server_with(real_money, Clock::system()).await;
+    let auditor = s.member("ida", Role::Auditor).await;
+    let p = s.real_player("p-report", 50).await;
+    assert_eq!(s.buy(&p, "auto", "k1").await.0, StatusCode::CREATED);
+    s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 1_000 }))).await;
+    let today = vegas::server::back_office::reports::day_name(Clock::system().now());
+    let answer = auditor.http.get(format!("{}/rapports/journalier?jour={today}&format=csv", s.admin)).send().await.unwrap();
+    assert_eq!(answer.headers()["content-type"], "text/csv; charset=utf-8");
+    assert!(answer.headers()["content-disposition"].to_str().unwrap().starts_with("attachment; filename=\"vegas-journalier-"));
+    let csv = answer.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "rapport;Résumé journalier des comptes joueurs");
+    assert_eq!(lines[1], format!("période;{today} (00:00 à 24:00 UTC)"));
+    assert!(lines[2].starts_with("généré le;") && lines[3].starts_with("version;vegas "), "{csv}");
+    assert_eq!(lines[5], "joueur;nom;ouverture;dépôts;démo;mises;gains;retraits;ajustements;clôture;équilibré");
+    let row = lines.iter().find(|l| l.starts_with("p-report;")).unwrap_or_else(|| panic!("{csv}"));
+    let balance = s.balance(&p).await;
+    assert_eq!(*row, format!("p-report;(invité);0,00;50,00;0,00;3,00;{};10,00;0,00;{},{:02};oui", cents_csv(balance - 3_700), balance / 100, balance % 100));
+    let (status, page) = auditor.get(&s, "/rapports/journalier?jour=2020-01-01").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("Aucune activité.") && page.contains("2020-01-01 (00:00 à 24:00 UTC)") && page.contains("vegas "), "{page}");
+    let csv = auditor.get(&s, "/rapports/journalier?jour=2020-01-01&format=csv").await.1;
+    assert!(csv.contains("\naucune activité\n"), "{csv}");
+    let (_, liabilities) = auditor.get(&s, "/rapports/engagements").await;
+    assert!(liabilities.contains("retraits en attente") && liabilities.contains("10,00"), "{liabilities}");
+    assert_eq!(auditor.get(&s, "/rapports/journalier?jour=hier").await.0, StatusCode::BAD_REQUEST);
+    let (_, blocks) = auditor.get(&s, "/rapports/blocs?format=csv").await;
+    assert!(blocks.contains("E1-B1;en vente;1;1499999;3,00;"), "{blocks}");
+}
+
+/// Cents as the CSV writes them.
+fn cents_csv(cents: i64) -> String {
+    format!("{},{:02}", cents / 100, cents % 100)
 }

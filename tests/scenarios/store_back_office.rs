@@ -219,3 +219,94 @@ pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<
     assert_eq!(office.close_account("nobody", "staff:fin", "?", NOW).await, Err(StoreError::NotFound("player")));
     ledger_passes(&*store).await;
 }
+
+/// Random activity over five days (a seeded generator: each run the same, each seed another week):
+/// every account's daily summary balances, each day opens where the one before closed, the last day
+/// closes on the balance, and the blocks' figures are what the sales and wins add up to.
+pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equal_to_the_ledger(store: Arc<dyn Store>) {
+    use rand::{Rng, SeedableRng};
+    const DAY: i64 = 86_400;
+    let office = BackOffice(&*store);
+    block(&*store, 1, 1, mixed_lots(400)).await;
+    block(&*store, 1, 2, mixed_lots(400)).await;
+    let start = NOW - NOW % DAY + DAY;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+    let mut players = Vec::new();
+    for i in 0..6 {
+        players.push(real_player(&*store, &format!("p-week-{i}"), 0).await);
+    }
+    let (mut sold, mut open, mut pending) = (Vec::new(), Vec::new(), Vec::new());
+    // What the week moved, by category, as the test made it: [deposits, withdrawals, adjustments].
+    let mut made = [0i64; 3];
+    for day in 0..5 {
+        let mut times: Vec<i64> = (0..60).map(|_| start + day * DAY + rng.random_range(0..DAY)).collect();
+        times.sort_unstable();
+        for now in times {
+            let p = &players[rng.random_range(0..players.len())];
+            match rng.random_range(0..7) {
+                0 => {
+                    let credit = Credit { funding: Funding::Cash, amount: Cents(rng.random_range(500..5_000)), reason: "virement".into() };
+                    made[0] += credit.amount.0 as i64;
+                    office.operator_credit(p, credit, "cli:test", now).await.unwrap();
+                }
+                1 | 2 => {
+                    let id = format!("t-{now}-{p}");
+                    let sale = SaleRequest { now, limits_required: true, ..sale(p, &id, Mode::Auto, &id) };
+                    if let Ok(s) = store.sell(sale).await {
+                        sold.push((s.ticket.serial.block, s.ticket.lot));
+                        open.push((p.clone(), s.ticket.id));
+                    }
+                }
+                3 if !open.is_empty() => {
+                    let (owner, ticket) = open.swap_remove(rng.random_range(0..open.len()));
+                    store.complete(&owner, &ticket, now).await.unwrap();
+                }
+                4 => {
+                    let amount = Cents(rng.random_range(100..3_000));
+                    if let Ok(w) = office.ask_withdrawal(p, amount, now).await {
+                        made[1] += amount.0 as i64;
+                        pending.push((w.id, amount));
+                    }
+                }
+                5 if !pending.is_empty() => {
+                    let (id, amount) = pending.swap_remove(rng.random_range(0..pending.len()));
+                    let pay = rng.random_bool(0.7);
+                    made[1] -= if pay { 0 } else { amount.0 as i64 };
+                    office.decide_withdrawal(id, pay, "staff:fin", "décision", now).await.unwrap();
+                }
+                _ => {
+                    let amount = rng.random_range(-1_000..2_000i64);
+                    if amount != 0 && office.adjust(p, amount, "correction", "staff:fin", THRESHOLD, now).await.is_ok() {
+                        made[2] += amount;
+                    }
+                }
+            }
+        }
+    }
+    let mut last_closing: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    let mut staked = 0;
+    let mut summed = [0i64; 3];
+    for day in 0..5 {
+        let summary = office.day_summary(start + day * DAY).await.unwrap();
+        assert!(!summary.is_empty());
+        for row in &summary {
+            assert!(row.balanced, "day {day}: {row:?}");
+            assert_eq!(last_closing.get(&row.player_id).copied().unwrap_or(0), row.opening, "day {day} opens where the day before closed: {row:?}");
+            last_closing.insert(row.player_id.clone(), row.closing);
+            staked += row.stakes;
+            summed = [summed[0] + row.deposits, summed[1] + row.withdrawals, summed[2] + row.adjustments];
+        }
+    }
+    for p in &players {
+        assert_eq!(last_closing[p], balance(&*store, p).await.0 as i64, "{p}: the last day closes on the balance");
+    }
+    assert_eq!(staked, 300 * sold.len() as i64, "the summaries' stakes are the tickets sold");
+    assert_eq!(summed, made, "each move in its column: deposits, withdrawals (less those refused), adjustments");
+    let report = ledger_passes(&*store).await;
+    for b in &report.blocks {
+        let of_block: Vec<&(u32, Cents)> = sold.iter().filter(|(n, _)| *n == b.block).collect();
+        assert_eq!((b.sold, b.stakes_balance), (of_block.len() as u64, 300 * of_block.len() as i64));
+        assert_eq!(-b.prizes_balance + b.owed, of_block.iter().map(|(_, lot)| lot.0 as i64).sum::<i64>(), "paid + owed = the lots sold");
+    }
+    assert!(sold.len() > 20 && office.withdrawals(None, None, 1_000).await.unwrap().len() > 5, "a week with something in it");
+}

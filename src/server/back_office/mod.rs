@@ -7,6 +7,7 @@
 //! the Content-Security-Policy allows nothing but the page's own style sheet.
 
 mod pages;
+pub mod reports;
 pub mod staff;
 
 use super::AppState;
@@ -184,6 +185,8 @@ pub fn router(office: Office) -> Router {
         .route("/ajustements", get(adjustments))
         .route("/ajustements/{id}", post(decide_adjustment))
         .route("/journal", get(audit_log))
+        .route("/rapports", get(reports_index))
+        .route("/rapports/{name}", get(report))
         .fallback(|| async { Refusal::Store(StoreError::NotFound("page")) })
         .layer(header(header::CONTENT_SECURITY_POLICY, csp))
         .layer(header(header::CACHE_CONTROL, "no-store"))
@@ -442,6 +445,50 @@ async fn audit_log(State(office): State<Office>, member: Member, Query(page): Qu
     let from = page.depuis.unwrap_or(1).max(1);
     let rows = office.store().audit_log(from - 1, 200).await?;
     Ok(pages::audit_log(&member.0, &rows, &verified))
+}
+
+async fn reports_index(State(office): State<Office>, member: Member) -> Result<maud::Markup, Refusal> {
+    member.may(Power::ReadMoney)?;
+    let yesterday = reports::day_name(office.now() - 86_400);
+    Ok(pages::reports_index(&member.0, &yesterday))
+}
+
+#[derive(Deserialize)]
+struct ReportQuery {
+    jour: Option<String>,
+    format: Option<String>,
+}
+
+/// A report on screen, or (`?format=csv`) as a file to download.
+async fn report(State(office): State<Office>, member: Member, Path(name): Path<String>, Query(query): Query<ReportQuery>) -> Result<Response, Refusal> {
+    member.may(Power::ReadMoney)?;
+    let now = office.now();
+    let report = match name.as_str() {
+        "journalier" => {
+            let day = query.jour.as_deref().unwrap_or_default();
+            let start = reports::day_start(day).ok_or_else(|| Refusal::BadForm(format!("« {day} » n'est pas une date (AAAA-MM-JJ).")))?;
+            reports::daily(&office.store().day_summary(start).await?, start, now)
+        }
+        "blocs" => {
+            let facts = office.app.store.ledger_facts().await?;
+            reports::blocks(&office.app.store.blocks().await?, &facts.blocks, staff::may(member.0.role, Power::SeeUnsoldPrizes), now)
+        }
+        "engagements" => {
+            let facts = office.app.store.ledger_facts().await?;
+            let pending = office.store().withdrawals(Some(WithdrawalState::Pending), None, 100_000).await?;
+            reports::liabilities(&facts.blocks, &pending, office.store().balance_totals().await?, now)
+        }
+        _ => return Err(Refusal::Store(StoreError::NotFound("report"))),
+    };
+    if query.format.as_deref() == Some("csv") {
+        let body = report.csv().map_err(|e| Refusal::Store(StoreError::Backend(e)))?;
+        let file = format!("attachment; filename=\"vegas-{name}-{}.csv\"", reports::day_name(now));
+        let disposition = HeaderValue::from_str(&file).map_err(|e| Refusal::Store(StoreError::Backend(e.to_string())))?;
+        return Ok(
+            ([(header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+        );
+    }
+    Ok(pages::report(&member.0, &report, &name, query.jour.as_deref()).into_response())
 }
 
 /// Serves the back office on `listener` until `shutdown`.

@@ -90,11 +90,12 @@ fn head(title: &str) -> Markup {
 
 fn layout(member: &StaffRecord, title: &str, done: Option<&str>, body: Markup) -> Markup {
     let role = member.role;
-    let links: [(&str, &str, Power, &str); 6] = [
+    let links: [(&str, &str, Power, &str); 7] = [
         ("/blocs", "Blocs", Power::Read, "nav-blocks"),
         ("/joueurs", "Joueurs", Power::Read, "nav-players"),
         ("/retraits", "Retraits", Power::ReadMoney, "nav-withdrawals"),
         ("/ajustements", "Ajustements", Power::ReadMoney, "nav-adjustments"),
+        ("/rapports", "Rapports", Power::ReadMoney, "nav-reports"),
         ("/journal", "Journal d'audit", Power::ReadAudit, "nav-audit"),
         ("/personnel", "Personnel", Power::ManageStaff, "nav-staff"),
     ];
@@ -162,7 +163,7 @@ fn percent(part: i128, whole: i128) -> String {
     if whole == 0 { "—".into() } else { format!("{:.2} %", part as f64 * 100.0 / whole as f64).replace('.', ",") }
 }
 
-fn state_of(b: &BlockRecord) -> (&'static str, &'static str) {
+pub fn state_of(b: &BlockRecord) -> (&'static str, &'static str) {
     if b.withdrawn_at.is_some() {
         ("retiré de la vente", "withdrawn")
     } else if b.closed_at.is_some() {
@@ -520,4 +521,53 @@ pub fn staff(member: &StaffRecord, staff: &[StaffRecord], done: Option<&str>) ->
         }
     };
     layout(member, "Personnel", done, body)
+}
+
+pub fn reports_index(member: &StaffRecord, yesterday: &str) -> Markup {
+    let body = html! {
+        section.card {
+            h2 { "Résumé journalier des comptes joueurs" }
+            p { "Pour chaque compte : ouverture + dépôts + démo − mises + gains − retraits ± ajustements = clôture (UTC)." }
+            form.inline method="get" action="/rapports/journalier" {
+                label { "Jour" input type="date" name="jour" value=(yesterday) required data-testid="report-day"; }
+                button type="submit" data-testid="report-daily" { "Afficher" }
+                button.quiet type="submit" name="format" value="csv" data-testid="report-daily-csv" { "Télécharger (CSV)" }
+            }
+        }
+        section.card {
+            h2 { "Blocs" }
+            p { a href="/rapports/blocs" data-testid="report-blocks" { "Afficher" } " · " a href="/rapports/blocs?format=csv" data-testid="report-blocks-csv" { "Télécharger (CSV)" } }
+        }
+        section.card {
+            h2 { "Engagements en cours" }
+            p { "Gains dus, retraits en attente, soldes des joueurs." }
+            p { a href="/rapports/engagements" data-testid="report-liabilities" { "Afficher" } " · " a href="/rapports/engagements?format=csv" data-testid="report-liabilities-csv" { "Télécharger (CSV)" } }
+        }
+    };
+    layout(member, "Rapports", None, body)
+}
+
+pub fn report(member: &StaffRecord, report: &super::reports::Report, name: &str, day: Option<&str>) -> Markup {
+    let csv = match day {
+        Some(day) => format!("/rapports/{name}?jour={day}&format=csv"),
+        None => format!("/rapports/{name}?format=csv"),
+    };
+    let body = html! {
+        dl.figures data-testid="report-meta" {
+            dt { "Période" } dd { (report.period) }
+            dt { "Généré le" } dd { (when(report.generated_at)) }
+            dt { "Version" } dd { (super::reports::VERSION) }
+        }
+        p { a href=(csv) data-testid="report-csv" { "Télécharger (CSV)" } " · " a href="/rapports" { "Autres rapports" } }
+        @if report.rows.is_empty() {
+            p data-testid="report-empty" { "Aucune activité." }
+        } @else {
+            table data-testid="report-table" {
+                thead { tr { @for c in &report.columns { th { (c) } } } }
+                tbody { @for row in &report.rows { tr { @for cell in row { td { (cell.shown()) } } } } }
+            }
+        }
+        @for note in &report.notes { @if note.starts_with("ATTENTION") { p.refused { (note) } } @else { p.ok { (note) } } }
+    };
+    layout(member, report.title, None, body)
 }

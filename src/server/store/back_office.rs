@@ -805,6 +805,102 @@ pub async fn tier_counts<T: Tx>(tx: &mut T) -> Result<Vec<TierCount>, T::Error> 
     Ok(rows.iter().map(count).collect::<Result<_, _>>()?)
 }
 
+// ---- the daily summary of the players' accounts ---------------------------------------------------
+
+/// One wallet's day: opening + deposits + demo − stakes + wins − withdrawals ± adjustments = closing.
+/// `closing` is read apart from the movements (the stored balance, less what moved after the day), so
+/// that `balanced` checks the one against the other.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DaySummary {
+    pub player_id: String,
+    pub name: Option<String>,
+    pub guest: bool,
+    pub opening: i64,
+    pub deposits: i64,
+    pub demo: i64,
+    pub stakes: i64,
+    pub wins: i64,
+    /// Asked or paid out, less what came back refused.
+    pub withdrawals: i64,
+    /// Staff credits less staff debits.
+    pub adjustments: i64,
+    pub closing: i64,
+    pub balanced: bool,
+}
+
+/// Every wallet's movements by kind, split at `$1` and `$2`: before, during, after.
+const WALLET_MOVES: &str = "SELECT w, kind, \
+       CAST(COALESCE(SUM(CASE WHEN created_at < $1 THEN signed END), 0) AS BIGINT), \
+       CAST(COALESCE(SUM(CASE WHEN created_at >= $1 AND created_at < $2 THEN signed END), 0) AS BIGINT), \
+       CAST(COALESCE(SUM(CASE WHEN created_at >= $2 THEN signed END), 0) AS BIGINT) \
+     FROM (SELECT credit AS w, kind, amount AS signed, created_at FROM transfers WHERE credit LIKE 'wallet:%' \
+           UNION ALL SELECT debit AS w, kind, -amount AS signed, created_at FROM transfers WHERE debit LIKE 'wallet:%') m \
+     GROUP BY w, kind ORDER BY w, kind";
+
+/// The summary of every wallet that held money or moved between `start` and `end`.
+pub async fn day_summary<T: Tx>(tx: &mut T, start: i64, end: i64) -> Result<Vec<DaySummary>, T::Error> {
+    let moves = tx.query(WALLET_MOVES, &[start.into(), end.into()]).await?;
+    let wallets = tx.query(&format!("SELECT p.id, p.name, p.guest, a.balance FROM players p JOIN {} ORDER BY p.id", T::WALLET_OF_PLAYER), &[]).await?;
+    let mut days = Vec::new();
+    for w in &wallets {
+        let id = w.text(0)?;
+        let account = Account::Wallet(&id).id();
+        let mut day = DaySummary { player_id: id.clone(), name: w.optional_text(1)?, guest: w.int(2)? != 0, ..DaySummary::default() };
+        let mut after = 0;
+        let mut moved = false;
+        for m in moves.iter().filter(|m| m.text(0).is_ok_and(|a| a == account)) {
+            let (kind, before, during) = (m.text(1)?, m.int(2)?, m.int(3)?);
+            after += m.int(4)?;
+            day.opening += before;
+            moved |= during != 0;
+            match kind.as_str() {
+                "deposit" => day.deposits += during,
+                "demo" => day.demo += during,
+                "stake" => day.stakes -= during,
+                "win" => day.wins += during,
+                "withdrawal" | "withdrawal_refused" => day.withdrawals -= during,
+                "adjustment" => day.adjustments += during,
+                other => return Err(StoreError::Backend(format!("a wallet moved by a {other:?} transfer")).into()),
+            }
+        }
+        day.closing = w.int(3)? - after;
+        day.balanced = day.opening + day.deposits + day.demo - day.stakes + day.wins - day.withdrawals + day.adjustments == day.closing;
+        if moved || day.opening != 0 || day.closing != 0 {
+            days.push(day);
+        }
+    }
+    Ok(days)
+}
+
+/// What the players' wallets hold: accounts' and guests' (demo money).
+pub async fn balance_totals<T: Tx>(tx: &mut T) -> Result<(i64, i64), T::Error> {
+    let sql = format!("SELECT p.guest, CAST(COALESCE(SUM(a.balance), 0) AS BIGINT) FROM players p JOIN {} GROUP BY p.guest", T::WALLET_OF_PLAYER);
+    let mut totals = (0, 0);
+    for r in tx.query(&sql, &[]).await? {
+        if r.int(0)? == 0 { totals.0 += r.int(1)? } else { totals.1 += r.int(1)? }
+    }
+    Ok(totals)
+}
+
+impl Default for DaySummary {
+    fn default() -> DaySummary {
+        DaySummary {
+            player_id: String::new(),
+            name: None,
+            guest: false,
+            opening: 0,
+            deposits: 0,
+            demo: 0,
+            stakes: 0,
+            wins: 0,
+            withdrawals: 0,
+            adjustments: 0,
+            closing: 0,
+            balanced: false,
+        }
+    }
+}
+
 // ---- one entry point for the backends --------------------------------------------------------
 
 /// A back-office unit of work: each backend runs [`run`] in one of its own ([`super::Store::back_office`]).
@@ -814,6 +910,8 @@ pub enum Op {
     SetRole { name: String, role: Role, actor: String, reason: String },
     StaffNamed(String),
     StaffList,
+    DaySummary { start: i64, end: i64 },
+    BalanceTotals,
     CreateStaffSession { token_hash: String, staff_id: String, expires_at: i64 },
     StaffSession(String),
     DeleteStaffSession(String),
@@ -842,6 +940,8 @@ impl Op {
             self,
             Op::StaffNamed(_)
                 | Op::StaffList
+                | Op::DaySummary { .. }
+                | Op::BalanceTotals
                 | Op::StaffSession(_)
                 | Op::AuditLog { .. }
                 | Op::Withdrawals { .. }
@@ -859,6 +959,8 @@ pub enum Done {
     Nothing,
     Staff(Option<StaffRecord>),
     StaffList(Vec<StaffRecord>),
+    Days(Vec<DaySummary>),
+    Totals(i64, i64),
     Entry(AuditEntry),
     Entries(Vec<AuditEntry>),
     Withdrawal(Withdrawal),
@@ -877,6 +979,8 @@ pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error>
         Op::SetRole { name, role, actor, reason } => set_role(tx, name, *role, actor, reason, now).await.map(|()| Done::Nothing)?,
         Op::StaffNamed(name) => Done::Staff(staff_named(tx, name).await?),
         Op::StaffList => Done::StaffList(staff_list(tx).await?),
+        Op::DaySummary { start, end } => Done::Days(day_summary(tx, *start, *end).await?),
+        Op::BalanceTotals => balance_totals(tx).await.map(|(accounts, guests)| Done::Totals(accounts, guests))?,
         Op::CreateStaffSession { token_hash, staff_id, expires_at } => {
             create_staff_session(tx, token_hash, staff_id, now, *expires_at).await.map(|()| Done::Nothing)?
         }
@@ -953,6 +1057,22 @@ impl BackOffice<'_> {
 
     pub async fn staff_named(&self, name: &str) -> Result<Option<StaffRecord>, StoreError> {
         self.staff(Op::StaffNamed(name.into()), 0).await
+    }
+
+    /// Every account's day from `start` (unix seconds) for 24 hours.
+    pub async fn day_summary(&self, start: i64) -> Result<Vec<DaySummary>, StoreError> {
+        match self.run(Op::DaySummary { start, end: start + 86_400 }, 0).await? {
+            Done::Days(d) => Ok(d),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// What the players' wallets hold: (accounts, guests).
+    pub async fn balance_totals(&self) -> Result<(i64, i64), StoreError> {
+        match self.run(Op::BalanceTotals, 0).await? {
+            Done::Totals(accounts, guests) => Ok((accounts, guests)),
+            other => Err(unexpected(other)),
+        }
     }
 
     pub async fn staff_list(&self) -> Result<Vec<StaffRecord>, StoreError> {
