@@ -810,7 +810,7 @@ pub async fn tier_counts<T: Tx>(tx: &mut T) -> Result<Vec<TierCount>, T::Error> 
 /// One wallet's day: opening + deposits + demo − stakes + wins − withdrawals ± adjustments = closing.
 /// `closing` is read apart from the movements (the stored balance, less what moved after the day), so
 /// that `balanced` checks the one against the other.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DaySummary {
     pub player_id: String,
     pub name: Option<String>,
@@ -880,25 +880,6 @@ pub async fn balance_totals<T: Tx>(tx: &mut T) -> Result<(i64, i64), T::Error> {
         if r.int(0)? == 0 { totals.0 += r.int(1)? } else { totals.1 += r.int(1)? }
     }
     Ok(totals)
-}
-
-impl Default for DaySummary {
-    fn default() -> DaySummary {
-        DaySummary {
-            player_id: String::new(),
-            name: None,
-            guest: false,
-            opening: 0,
-            deposits: 0,
-            demo: 0,
-            stakes: 0,
-            wins: 0,
-            withdrawals: 0,
-            adjustments: 0,
-            closing: 0,
-            balanced: false,
-        }
-    }
 }
 
 // ---- one entry point for the backends --------------------------------------------------------
