@@ -207,6 +207,7 @@ async fn a_suspended_players_next_purchase_is_refused() {
     assert_eq!((status, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("suspended")), "{body}");
     let (_, page) = support.get(&s, "/joueurs/p-suspend").await;
     assert!(page.contains("suspendu") && page.contains("data-testid=\"restore\""), "{page}");
+    assert!(page.contains("Sessions ouvertes") && page.contains("depuis le "), "the player's open session is shown: {page}");
     assert_eq!(
         support.post(&s, "/joueurs/p-suspend/suspension", &[("action", "suspendre"), ("reason", "")]).await.0,
         StatusCode::BAD_REQUEST,

@@ -296,6 +296,7 @@ async fn player(State(office): State<Office>, member: Member, Path(id): Path<Str
         withdrawals: office.store().withdrawals(None, Some(&id), 50).await?,
         adjustments: office.store().adjustments(None, Some(&id), 50).await?,
         events: store.responsible_events(&id, 0).await?,
+        sessions: office.store().sessions(&id, now).await?,
         summary,
     };
     Ok(pages::player(&member.0, &page, now, done.fait.as_deref()))

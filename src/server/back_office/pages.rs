@@ -6,7 +6,8 @@ use crate::api::{Flow, PauseKind, ResponsibleEvent, Span, Standing};
 use crate::money::{Cents, format_signed_cents, group_thousands};
 use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::store::back_office::{
-    Adjustment, AdjustmentState, AuditEntry, ChainBreak, PlayerSummary, Role, StaffRecord, StatementLine, TierCount, Withdrawal, WithdrawalState,
+    Adjustment, AdjustmentState, AuditEntry, ChainBreak, PlayerSummary, Role, SessionSummary, StaffRecord, StatementLine, TierCount, Withdrawal,
+    WithdrawalState,
 };
 use crate::server::store::ledger::BlockFacts;
 use crate::server::store::{BlockRecord, StoreError, TicketRecord};
@@ -286,6 +287,7 @@ pub struct PlayerPage {
     pub withdrawals: Vec<Withdrawal>,
     pub adjustments: Vec<Adjustment>,
     pub events: Vec<ResponsibleEvent>,
+    pub sessions: Vec<SessionSummary>,
 }
 
 fn flow_name(flow: Flow) -> &'static str {
@@ -353,6 +355,10 @@ pub fn player(member: &StaffRecord, page: &PlayerPage, now: i64, done: Option<&s
                 dt { "Identité" } dd { (p.first_name.as_deref().unwrap_or("")) " " (p.last_name.as_deref().unwrap_or("")) }
                 dt { "Solde" } dd data-testid="player-balance" { (p.balance) }
                 dt { "État" } dd data-testid="player-state" { (account_state(p, now)) }
+                dt { "Sessions ouvertes" } dd data-testid="player-sessions" {
+                    @if page.sessions.is_empty() { "aucune" }
+                    @for (i, s) in page.sessions.iter().enumerate() { @if i > 0 { br; } "depuis le " (when(s.started_at)) ", jusqu'au " (when(s.expires_at)) }
+                }
             }
         }
         @if may(role, Power::Suspend) && p.closed_at.is_none() {

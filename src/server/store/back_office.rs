@@ -779,6 +779,21 @@ pub async fn statement<T: Tx>(tx: &mut T, player: &str, limit: u32) -> Result<Ve
     Ok(rows.iter().map(line).collect::<Result<_, _>>()?)
 }
 
+/// A player's session as staff see it: when it began and ends (its token never leaves the store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionSummary {
+    pub started_at: i64,
+    pub expires_at: i64,
+}
+
+/// The player's sessions still open at `now`, newest first.
+pub async fn sessions<T: Tx>(tx: &mut T, player: &str, now: i64) -> Result<Vec<SessionSummary>, T::Error> {
+    let rows = tx
+        .query("SELECT started_at, expires_at FROM sessions WHERE player_id = $1 AND expires_at > $2 ORDER BY started_at DESC", &[player.into(), now.into()])
+        .await?;
+    Ok(rows.iter().map(|r| Ok::<_, StoreError>(SessionSummary { started_at: r.int(0)?, expires_at: r.int(1)? })).collect::<Result<_, _>>()?)
+}
+
 /// How many of a block's sold tickets carry a lot, and how many of them are credited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TierCount {
@@ -893,6 +908,7 @@ pub enum Op {
     StaffList,
     DaySummary { start: i64, end: i64 },
     BalanceTotals,
+    Sessions(String),
     CreateStaffSession { token_hash: String, staff_id: String, expires_at: i64 },
     StaffSession(String),
     DeleteStaffSession(String),
@@ -923,6 +939,7 @@ impl Op {
                 | Op::StaffList
                 | Op::DaySummary { .. }
                 | Op::BalanceTotals
+                | Op::Sessions(_)
                 | Op::StaffSession(_)
                 | Op::AuditLog { .. }
                 | Op::Withdrawals { .. }
@@ -942,6 +959,7 @@ pub enum Done {
     StaffList(Vec<StaffRecord>),
     Days(Vec<DaySummary>),
     Totals(i64, i64),
+    Sessions(Vec<SessionSummary>),
     Entry(AuditEntry),
     Entries(Vec<AuditEntry>),
     Withdrawal(Withdrawal),
@@ -961,6 +979,7 @@ pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error>
         Op::StaffNamed(name) => Done::Staff(staff_named(tx, name).await?),
         Op::StaffList => Done::StaffList(staff_list(tx).await?),
         Op::DaySummary { start, end } => Done::Days(day_summary(tx, *start, *end).await?),
+        Op::Sessions(player) => Done::Sessions(sessions(tx, player, now).await?),
         Op::BalanceTotals => balance_totals(tx).await.map(|(accounts, guests)| Done::Totals(accounts, guests))?,
         Op::CreateStaffSession { token_hash, staff_id, expires_at } => {
             create_staff_session(tx, token_hash, staff_id, now, *expires_at).await.map(|()| Done::Nothing)?
@@ -1052,6 +1071,13 @@ impl BackOffice<'_> {
     pub async fn balance_totals(&self) -> Result<(i64, i64), StoreError> {
         match self.run(Op::BalanceTotals, 0).await? {
             Done::Totals(accounts, guests) => Ok((accounts, guests)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn sessions(&self, player: &str, now: i64) -> Result<Vec<SessionSummary>, StoreError> {
+        match self.run(Op::Sessions(player.into()), now).await? {
+            Done::Sessions(s) => Ok(s),
             other => Err(unexpected(other)),
         }
     }
