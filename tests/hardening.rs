@@ -499,3 +499,37 @@ fn a_file_limit_below_the_connection_limit_lowers_it_and_says_so() {
     server.wait().unwrap();
     assert!(log.contains("allows fewer connections") && log.contains("wanted=4096 slots=144"), "400 descriptors less 256 kept: {log}");
 }
+
+/// `vegas audit verify` through the binary: it passes on a log its commands wrote, and once a row is
+/// rewritten behind the log's back (its trigger dropped, as someone holding the database file could),
+/// it fails and names that row.
+#[test]
+fn audit_verify_names_the_row_rewritten_behind_the_logs_back() {
+    let data = private_dir();
+    for (name, role) in [("ann", "admin"), ("bob", "finance"), ("cat", "support")] {
+        let added = std::process::Command::new(support::process::binary())
+            .arg("--data")
+            .arg(data.path())
+            .args(["staff", "add", name, "--role", role])
+            .env("RUST_LOG", "warn")
+            .env("VEGAS_STAFF_PASSWORD", "a long staff password")
+            .output()
+            .unwrap();
+        assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+        assert!(String::from_utf8_lossy(&added.stdout).contains("otpauth://totp/"));
+    }
+    vegas(data.path(), &["staff", "role", "cat", "--role", "auditor", "--reason", "changement de poste"]);
+    let verified = String::from_utf8(vegas(data.path(), &["audit", "verify"]).stdout).unwrap();
+    assert!(verified.contains("audit log verified: 4 rows"), "{verified}");
+    let shown = String::from_utf8(vegas(data.path(), &["audit", "show"]).stdout).unwrap();
+    assert_eq!(shown.lines().count(), 4, "{shown}");
+    assert!(shown.lines().all(|l| l.contains(" cli:")), "the command line is the actor: {shown}");
+
+    let conn = rusqlite::Connection::open(data.path().join("vegas.sqlite3")).unwrap();
+    let refused = conn.execute_batch("UPDATE audit_log SET reason = 'promotion' WHERE seq = 4");
+    assert!(refused.is_err_and(|e| e.to_string().contains("append-only")));
+    conn.execute_batch("DROP TRIGGER audit_log_append_only_update; UPDATE audit_log SET reason = 'promotion' WHERE seq = 4").unwrap();
+    drop(conn);
+    let broken = vegas_refused(data.path(), &["audit", "verify"]);
+    assert!(broken.contains("audit log broken: audit log row 4"), "{broken}");
+}

@@ -126,6 +126,29 @@ pub struct Ticket {
     pub jackpot: JackpotZones,
 }
 
+impl Ticket {
+    /// What zone `z` hides, in French words: what a screen reader says of it, and what staff read.
+    pub fn zone_fr(&self, z: Zone) -> String {
+        let card = |c: Card| format!("{} de {}", c.value.name_fr(), c.suit.name_fr());
+        let throw = |i: usize| format!("{} + {}", self.craps.throws[i].0, self.craps.throws[i].1);
+        let stake = |i: usize| format!("numéro {}, {}", self.roulette.stakes[i].number, self.roulette.stakes[i].amount.short());
+        match z {
+            Zone::PokerHand => self.poker.hand.iter().map(|&c| card(c)).collect::<Vec<_>>().join(", "),
+            Zone::PokerBonus => card(self.poker.bonus),
+            Zone::RouletteWheel => format!("numéro {}", self.roulette.wheel),
+            Zone::RouletteStake1 => stake(0),
+            Zone::RouletteStake2 => stake(1),
+            Zone::RouletteStake3 => stake(2),
+            Zone::CrapsThrow1 => throw(0),
+            Zone::CrapsThrow2 => throw(1),
+            Zone::CrapsThrow3 => throw(2),
+            Zone::CrapsThrow4 => throw(3),
+            Zone::JackpotReels => self.jackpot.reels.iter().map(|r| r.name_fr()).collect::<Vec<_>>().join(", "),
+            Zone::JackpotTray => self.jackpot.tray.short(),
+        }
+    }
+}
+
 /// What a valid ticket pays, surface by surface.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {

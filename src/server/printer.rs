@@ -194,12 +194,22 @@ impl Printer {
         read(&self.keys).jwks.clone()
     }
 
+    /// The symbols a sold ticket shows, as its block's seed and design compose them.
+    pub async fn zones(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<crate::rules::Ticket, ApiError> {
+        let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
+        Self::compose(&press, ticket)
+    }
+
+    fn compose(press: &Press, ticket: &TicketRecord) -> Result<crate::rules::Ticket, ApiError> {
+        let entry = press.deck.as_ref().and_then(|deck| deck.get(ticket.serial.index as usize).copied()).unwrap_or(Entry::Lot(ticket.lot));
+        compose_entry(&press.design, &press.seed, ticket.serial.index, entry)
+            .map_err(|e| ApiError::Internal(format!("block {}: its design cannot print its lot: {e}", ticket.serial)))
+    }
+
     /// The signed payload of a sold ticket.
     pub async fn payload(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<String, ApiError> {
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
-        let entry = press.deck.as_ref().and_then(|deck| deck.get(ticket.serial.index as usize).copied()).unwrap_or(Entry::Lot(ticket.lot));
-        let zones = compose_entry(&press.design, &press.seed, ticket.serial.index, entry)
-            .map_err(|e| ApiError::Internal(format!("block {}: its design cannot print its lot: {e}", ticket.serial)))?;
+        let zones = Self::compose(&press, ticket)?;
         let claims = TicketClaims {
             v: FORMAT_VERSION,
             jti: ticket.id.clone(),

@@ -19,10 +19,6 @@ fn card(c: Card, win: bool) -> Html {
     }
 }
 
-fn card_alt(c: Card) -> String {
-    format!("{} de {}", c.value.name_fr(), c.suit.name_fr())
-}
-
 /// A die as the regulation prints it: its digit (« un chiffre … séparés par un signe + »).
 fn die(face: u8) -> Html {
     html! { <span class="die">{ face }</span> }
@@ -69,10 +65,11 @@ struct Table<'a> {
 }
 
 impl Table<'_> {
-    fn zone(&self, z: Zone, alt: String, class: &'static str, content: Html) -> Html {
+    /// Zone `z` over its artwork; a screen reader reads what it hides (`Ticket::zone_fr`).
+    fn zone(&self, z: Zone, class: &'static str, content: Html) -> Html {
         let g = self.game;
         html! {
-            <ScratchZone zone={z} scratchable={g.can_scratch(z)} revealed={g.is_revealed(z)} alt={alt}
+            <ScratchZone zone={z} scratchable={g.can_scratch(z)} revealed={g.is_revealed(z)} alt={g.ticket.zone_fr(z)}
                 on_reveal={self.on_reveal.clone()} class={classes!(class)}>{ content }</ScratchZone>
         }
     }
@@ -85,11 +82,10 @@ impl Table<'_> {
         match s {
             Surface::Poker => {
                 let repeated = |c: &Card| paid && t.poker.cards().filter(|other| other.value == c.value).count() > 1;
-                let hand_alt = t.poker.hand.iter().map(|&c| card_alt(c)).collect::<Vec<_>>().join(", ");
                 html! {
                     <div class="poker-row">
-                        { self.zone(Zone::PokerHand, hand_alt, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|c| card(*c, repeated(c))) }</div> }) }
-                        { self.zone(Zone::PokerBonus, card_alt(t.poker.bonus), "bonus-card", card(t.poker.bonus, repeated(&t.poker.bonus))) }
+                        { self.zone(Zone::PokerHand, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|c| card(*c, repeated(c))) }</div> }) }
+                        { self.zone(Zone::PokerBonus, "bonus-card", card(t.poker.bonus, repeated(&t.poker.bonus))) }
                     </div>
                 }
             }
@@ -98,13 +94,10 @@ impl Table<'_> {
                 let wheel_wins = paid && o.roulette_stake.is_some();
                 html! {
                     <div class="roulette-row">
-                        { self.zone(Zone::RouletteWheel, format!("numéro {}", t.roulette.wheel), "wheel",
+                        { self.zone(Zone::RouletteWheel, "wheel",
                             html! { <div class={classes!("wheel-face", wheel_wins.then_some("win"))}><span>{ t.roulette.wheel }</span></div> }) }
                         <div class="stakes">
-                            { for stakes.iter().zip(t.roulette.stakes).enumerate().map(|(i, (&z, s))| {
-                                let alt = format!("numéro {}, {}", s.number, s.amount.short());
-                                self.zone(z, alt, "stake", stake(s, paid && o.roulette_stake == Some(i)))
-                            }) }
+                            { for stakes.iter().zip(t.roulette.stakes).enumerate().map(|(i, (&z, s))| self.zone(z, "stake", stake(s, paid && o.roulette_stake == Some(i)))) }
                         </div>
                     </div>
                 }
@@ -114,19 +107,18 @@ impl Table<'_> {
                 html! {
                     <div class="throws">
                         { for throws.iter().zip(t.craps.throws).zip(o.craps_throws).map(|((&z, th), won)| html! {
-                            <div class="throw-slot">{ self.zone(z, format!("{} + {}", th.0, th.1), "throw-zone", throw(th, paid && !won.is_zero())) }</div>
+                            <div class="throw-slot">{ self.zone(z, "throw-zone", throw(th, paid && !won.is_zero())) }</div>
                         }) }
                     </div>
                 }
             }
             Surface::Jackpot => {
                 let pays = |r: Reel| paid && (o.reels.triple() == Some(r) || (o.reels == ReelsWin::OneCherry && r == Reel::Cherry));
-                let reels_alt = t.jackpot.reels.iter().map(|r| r.name_fr()).collect::<Vec<_>>().join(", ");
                 let tray = t.jackpot.tray.short();
                 html! {
                     <div class="slot-machine">
-                        { self.zone(Zone::JackpotReels, reels_alt, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r, pays(r))) }</div> }) }
-                        { self.zone(Zone::JackpotTray, tray.clone(), "tray", html! {
+                        { self.zone(Zone::JackpotReels, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r, pays(r))) }</div> }) }
+                        { self.zone(Zone::JackpotTray, "tray", html! {
                             <div class={classes!("coins", (paid && !o.tray.is_zero()).then_some("win"))}><span>{ tray }</span></div>
                         }) }
                     </div>

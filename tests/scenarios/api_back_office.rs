@@ -200,7 +200,14 @@ async fn a_suspended_players_next_purchase_is_refused() {
     let s = server_with(real_money, Clock::system()).await;
     let support = s.member("dan", Role::Support).await;
     let p = s.real_player("p-suspend", 20).await;
-    assert_eq!(s.buy(&p, "auto", "k1").await.0, StatusCode::CREATED);
+    let (status, bought) = s.buy(&p, "auto", "k1").await;
+    assert_eq!(status, StatusCode::CREATED);
+    // The ticket as the game recalls it: its twelve zones, each with its symbols in words.
+    let (status, recall) = support.get(&s, &format!("/joueurs/p-suspend/billets/{}", bought["ticket"]["id"].as_str().unwrap())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(recall.matches("data-testid=\"ticket-zone\"").count(), 12, "{recall}");
+    assert!(recall.contains("numéro ") && recall.contains(" + ") && recall.contains("carte bonus"), "{recall}");
+    assert_eq!(support.get(&s, "/joueurs/p-suspend/billets/t-none").await.0, StatusCode::NOT_FOUND);
     let (status, to) = support.post(&s, "/joueurs/p-suspend/suspension", &[("action", "suspendre"), ("reason", "usurpation d'identité")]).await;
     assert_eq!((status, to.as_str()), (StatusCode::SEE_OTHER, "/joueurs/p-suspend?fait=suspendu"));
     let (status, body) = s.buy(&p, "auto", "k2").await;

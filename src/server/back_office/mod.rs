@@ -175,6 +175,7 @@ pub fn router(office: Office) -> Router {
         .route("/blocs/{emission}/{block}/retrait", post(withdraw_block))
         .route("/joueurs", get(find_players))
         .route("/joueurs/{id}", get(player))
+        .route("/joueurs/{id}/billets/{ticket}", get(ticket))
         .route("/joueurs/{id}/suspension", post(suspend))
         .route("/joueurs/{id}/ajustement", post(adjust))
         .route("/joueurs/{id}/fermeture", post(close_account))
@@ -300,6 +301,14 @@ async fn player(State(office): State<Office>, member: Member, Path(id): Path<Str
         summary,
     };
     Ok(pages::player(&member.0, &page, now, done.fait.as_deref()))
+}
+
+/// One of the player's tickets as the game recalls it: every zone's symbols, and when each was uncovered.
+async fn ticket(State(office): State<Office>, member: Member, Path((id, ticket)): Path<(String, String)>) -> Result<maud::Markup, Refusal> {
+    member.may(Power::Read)?;
+    let record = office.app.store.ticket(&id, &ticket).await?;
+    let zones = office.app.printer.zones(&*office.app.store, &record).await.map_err(Refusal::from)?;
+    Ok(pages::ticket(&member.0, &record, &zones))
 }
 
 #[derive(Deserialize)]

@@ -437,7 +437,7 @@ pub fn player(member: &StaffRecord, page: &PlayerPage, now: i64, done: Option<&s
             table {
                 thead { tr { th { "Billet" } th { "Vendu le" } th { "Mode" } th { "Lot" } th { "État" } } }
                 tbody { @for t in &page.tickets {
-                    tr { td { (t.serial.to_string()) } td { (when(t.sold_at)) } td { (t.mode.as_str()) } td { (t.lot) }
+                    tr { td { a href={ "/joueurs/" (p.id) "/billets/" (t.id) } data-testid="ticket-link" { (t.serial.to_string()) } } td { (when(t.sold_at)) } td { (t.mode.as_str()) } td { (t.lot) }
                          td { @if t.finished_at.is_some() { "terminé" } @else if t.credited_at.is_some() { "réglé" } @else { "en cours (" (t.revealed.len()) "/12)" } } }
                 } }
             }
@@ -576,4 +576,34 @@ pub fn report(member: &StaffRecord, report: &super::reports::Report, name: &str,
         @for note in &report.notes { @if note.starts_with("ATTENTION") { p.refused { (note) } } @else { p.ok { (note) } } }
     };
     layout(member, report.title, None, body)
+}
+
+/// A ticket as the game recalls it, zone by zone.
+pub fn ticket(member: &StaffRecord, t: &TicketRecord, zones: &crate::rules::Ticket) -> Markup {
+    let uncovered = |z: crate::rules::Zone| t.revealed.iter().position(|&i| i == z.index()).map(|at| t.revealed_at.get(at).copied());
+    let body = html! {
+        section.card {
+            dl.figures {
+                dt { "Joueur" } dd { a href={ "/joueurs/" (t.owner) } { (t.owner) } }
+                dt { "Vendu le" } dd { (when(t.sold_at)) }
+                dt { "Mode" } dd { (if t.mode == crate::play::Mode::Auto { "Auto" } else { "Jouez" }) }
+                dt { "Lot" } dd data-testid="ticket-lot" { (t.lot) }
+                dt { "Gain crédité le" } dd { (t.credited_at.map_or("pas encore".into(), when)) }
+                dt { "Partie terminée le" } dd { (t.finished_at.map_or("en cours".into(), when)) }
+            }
+        }
+        @for surface in crate::rules::Surface::ALL {
+            section.card {
+                h2 { (surface.name_fr()) }
+                table {
+                    thead { tr { th { "Zone" } th { "Symboles" } th { "Grattée" } } }
+                    tbody { @for z in crate::rules::Zone::ALL.into_iter().filter(|z| z.surface() == surface) {
+                        tr data-testid="ticket-zone" { td { (z.label_fr()) } td { (zones.zone_fr(z)) }
+                            td { @match uncovered(z) { Some(Some(at)) => (when(at)), Some(None) => "oui", None => "non" } } }
+                    } }
+                }
+            }
+        }
+    };
+    layout(member, &format!("Billet {}", t.serial), None, body)
 }
