@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     fn report(rows: Vec<Vec<Cell>>) -> Report {
-        Report { title: "Essai", period: "2026-12-05".into(), generated_at: 1_796_462_400, columns: vec!["a", "montant"], rows, notes: vec!["note".into()] }
+        Report { title: "Essai", period: "2026-12-05".into(), generated_at: 1_796_472_000, columns: vec!["a", "montant"], rows, notes: vec!["note".into()] }
     }
 
     #[test]
