@@ -501,11 +501,13 @@ async fn report(State(office): State<Office>, member: Member, Path(name): Path<S
     Ok(pages::report(&member.0, &report, &name, query.jour.as_deref()).into_response())
 }
 
-/// Serves the back office on `listener` until `shutdown`.
+/// Serves the back office on `listener` until `shutdown`, with the players' server's timeouts and
+/// connection limit (a back office reached through a tunnel is no reason to hold a slow client longer).
 pub async fn serve_on(
     office: Office,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    axum::serve(listener, router(office)).with_graceful_shutdown(shutdown).await.map_err(|e| format!("the back office stopped: {e}"))
+    let config = office.app.config.clone();
+    super::serve_connections(&config, None, router(office), listener, shutdown).await
 }
