@@ -711,3 +711,49 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
     assert_eq!(buy["parameters"][0]["name"], "Idempotency-Key");
     assert!(buy["responses"]["402"].is_object() && buy["responses"]["500"].is_object());
 }
+
+/// OWASP's throttling without lockout: 100 wrong passwords for one name from 20 addresses use up the
+/// name's allowance, yet its owner signs in at once from a device used before (its signed cookie), and
+/// from a fresh address once the attack stops, within the name's refill (3 s on the server's clock).
+#[tokio::test]
+async fn an_attack_on_a_name_from_twenty_addresses_never_locks_its_owner_out() {
+    let hand = ManualClock::at(Clock::system().now());
+    let s = server_with(|config| Config { behind_proxy: true, ..config }, hand.clock()).await;
+    let from = |client: &reqwest::Client, address: &str, password: &str| {
+        client.post(s.url("/api/login")).header("X-Forwarded-For", address).json(&json!({ "name": "victim", "password": password }))
+    };
+    let owner = reqwest::Client::builder().cookie_store(true).build().unwrap();
+    let registered = owner
+        .post(s.url("/api/register"))
+        .header("X-Forwarded-For", "192.0.2.1")
+        .json(&json!({ "name": "victim", "password": "correct horse" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), StatusCode::OK);
+    let cookies: Vec<&str> = registered.headers().get_all("set-cookie").iter().map(|c| c.to_str().unwrap()).collect();
+    let device = cookies.iter().find(|c| c.starts_with("vegas_device=")).unwrap_or_else(|| panic!("{cookies:?}"));
+    assert!(device.contains("HttpOnly") && device.contains("SameSite=Strict") && device.contains("Path=/api/login"), "{device}");
+
+    let attacker = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    for i in 0..100 {
+        statuses.push(from(&attacker, &format!("198.51.100.{}", i % 20 + 1), "guess").send().await.unwrap().status());
+    }
+    let refused = |status| statuses.iter().filter(|s| **s == status).count();
+    assert_eq!((refused(StatusCode::UNAUTHORIZED), refused(StatusCode::TOO_MANY_REQUESTS)), (20, 80), "the name's allowance, then 429");
+
+    assert_eq!(from(&owner, "192.0.2.1", "correct horse").send().await.unwrap().status(), StatusCode::OK, "the owner's device passes");
+    assert_eq!(from(&owner, "192.0.2.77", "correct horse").send().await.unwrap().status(), StatusCode::OK, "from any address");
+    let forged = format!("vegas_device={}.{}.{}", "p-someone", hand.clock().now(), "00".repeat(32));
+    let with_forged = from(&attacker, "198.51.100.99", "correct horse").header("Cookie", forged).send().await.unwrap();
+    assert_eq!(with_forged.status(), StatusCode::TOO_MANY_REQUESTS, "a cookie the server did not sign passes nothing");
+
+    let fresh = reqwest::Client::new();
+    let during = from(&fresh, "203.0.113.9", "correct horse").send().await.unwrap();
+    assert_eq!(during.status(), StatusCode::TOO_MANY_REQUESTS, "a fresh address waits while the attack goes on");
+    let wait: i64 = during.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3).contains(&wait), "Retry-After: {wait}");
+    hand.advance(wait);
+    assert_eq!(from(&fresh, "203.0.113.9", "correct horse").send().await.unwrap().status(), StatusCode::OK, "the attack stopped: in {wait} s");
+}

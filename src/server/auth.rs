@@ -1,6 +1,8 @@
 //! Players and sessions. A session token is 32 random bytes, given to the client once (as an HttpOnly,
 //! SameSite=Strict cookie, and in the JSON body for API clients that send it as a bearer token) and
-//! stored only as its SHA-256. Passwords are kept as argon2id hashes.
+//! stored only as its SHA-256. Passwords are kept as argon2id hashes. A sign-in also leaves a long-lived
+//! device cookie, signed by the server, that lets that device through the per-name login limit while
+//! someone else guesses the name's password (see `limits`).
 
 use super::error::{ApiError, ApiJson, ErrorBody};
 use super::names::{self, PlayerName};
@@ -21,6 +23,9 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 pub const COOKIE_NAME: &str = "vegas_session";
+/// The device cookie: `player.issued_at.hmac`, sent only to the login route.
+pub const DEVICE_COOKIE: &str = "vegas_device";
+const DEVICE_SECONDS: i64 = 365 * 24 * 3600;
 const SESSION_SECONDS: i64 = 30 * 24 * 3600;
 /// What a guest (or, in demo mode, a new player) starts with.
 pub const DEMO_CREDIT: Cents = Cents::euros(100);
@@ -76,12 +81,17 @@ fn session_token(headers: &HeaderMap) -> Option<String> {
     if let Some((_, token)) = bearer.filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")) {
         return Some(token.trim().to_owned());
     }
+    cookie(headers, COOKIE_NAME)
+}
+
+/// The value of cookie `name`, if the request carries it.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('=').map(str::to_owned))
+        .find_map(|pair| pair.trim().strip_prefix(name)?.strip_prefix('=').map(str::to_owned))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -189,7 +199,58 @@ pub async fn register(State(state): State<AppState>, ApiJson(form): ApiJson<Regi
     let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
     let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, identity, opening_credit };
     let player = state.store.create_player(player, state.config.clock.now()).await?;
-    start_session(&state, player.id).await
+    let response = start_session(&state, player.id.clone()).await?;
+    Ok(DeviceCookie::issue(&state, &player.id, response))
+}
+
+/// A device the player signed in on: a cookie the server signed (HMAC-SHA256 with a key every instance
+/// shares), naming the player and when it was given, good for a year. It proves nothing but that this
+/// browser signed in as that player before, which is all the login limit asks (OWASP « device
+/// cookies »); the password is checked all the same.
+pub struct DeviceCookie;
+
+impl DeviceCookie {
+    fn mac(state: &AppState, player_id: &str, issued_at: i64) -> hmac::Hmac<Sha256> {
+        use hmac::Mac;
+        let mut mac = <hmac::Hmac<Sha256> as Mac>::new_from_slice(&state.device_key).expect("HMAC takes a key of any length");
+        mac.update(format!("device|{player_id}|{issued_at}").as_bytes());
+        mac
+    }
+
+    /// `response`, leaving a device cookie for `player_id` (a year, sent only to the login route).
+    fn issue(state: &AppState, player_id: &str, mut response: Response) -> Response {
+        use hmac::Mac;
+        let now = state.config.clock.now();
+        let tag = crate::block::hex(&Self::mac(state, player_id, now).finalize().into_bytes());
+        let cookie =
+            format!("{DEVICE_COOKIE}={player_id}.{now}.{tag}; HttpOnly; SameSite=Strict; Path=/api/login; Max-Age={DEVICE_SECONDS}{}", secure_attribute(state));
+        response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&cookie).expect("an ASCII cookie"));
+        response
+    }
+
+    /// Whether `headers` carry a device cookie of `player_id`, signed by this server and under a year old.
+    fn known(state: &AppState, headers: &HeaderMap, player_id: &str) -> bool {
+        use hmac::Mac;
+        let Some(value) = cookie(headers, DEVICE_COOKIE) else { return false };
+        let mut fields = value.splitn(3, '.');
+        let (Some(player), Some(issued_at), Some(tag)) = (fields.next(), fields.next().and_then(|t| t.parse::<i64>().ok()), fields.next()) else {
+            return false;
+        };
+        let fresh = (0..DEVICE_SECONDS).contains(&(state.config.clock.now() - issued_at));
+        let tag = (0..tag.len()).step_by(2).map(|i| tag.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok())).collect::<Option<Vec<u8>>>();
+        player == player_id && fresh && tag.is_some_and(|tag| Self::mac(state, player, issued_at).verify_slice(&tag).is_ok())
+    }
+}
+
+/// The client's address, as the rate limits count it.
+pub struct ClientAddress(pub Option<std::net::IpAddr>);
+
+impl FromRequestParts<AppState> for ClientAddress {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<ClientAddress, ApiError> {
+        Ok(ClientAddress(super::limits::client_address(parts, state.config.behind_proxy)))
+    }
 }
 
 /// The identity of a registration: required for real money (an adult's), optional in demo mode.
@@ -252,18 +313,30 @@ pub async fn claim_account(State(state): State<AppState>, player: Player, ApiJso
         (status = 401, description = "`bad_credentials`: wrong name or password", body = ErrorBody),
         PasswordRefusals,
     ))]
-pub async fn login(State(state): State<AppState>, ApiJson(creds): ApiJson<Credentials>) -> Result<Response, ApiError> {
+pub async fn login(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    headers: HeaderMap,
+    ApiJson(creds): ApiJson<Credentials>,
+) -> Result<Response, ApiError> {
     if creds.password.len() > PASSWORD_MAX_BYTES {
         return Err(ApiError::BadCredentials);
     }
     let name_key = names::key_of(&creds.name);
-    state.logins_per_account.check(&name_key)?;
+    let at = address.map_or_else(|| "unknown".to_owned(), |a| a.to_string());
+    state.logins_per_name_at_address.check(&format!("{name_key}|{at}"))?;
     let found = state.store.credentials(&name_key).await?;
+    // A device the owner signed in on before passes the name's limit, which others' guesses may have used up.
+    if !found.as_ref().is_some_and(|c| DeviceCookie::known(&state, &headers, &c.player_id)) {
+        state.logins_per_name.check(&name_key)?;
+    }
     let (id, stored) = found.map(|c| (c.player_id, c.password_hash)).unzip();
     if !state.passwords.verify(creds.password, stored).await? {
         return Err(ApiError::BadCredentials);
     }
-    start_session(&state, id.ok_or(ApiError::BadCredentials)?).await
+    let id = id.ok_or(ApiError::BadCredentials)?;
+    let response = start_session(&state, id.clone()).await?;
+    Ok(DeviceCookie::issue(&state, &id, response))
 }
 
 /// `POST /api/logout`: ends this session and clears the cookie.

@@ -1,11 +1,17 @@
 //! Rate limits on what creates players and sessions (guests, registrations, logins): per client IP
-//! (tower_governor), and for logins per account name as well, so that a password cannot be guessed by
-//! spreading attempts over many addresses. A refused request is answered 429 with Retry-After.
+//! (tower_governor); and for logins, per name at one address (a few tries, then one every 20 s) and per
+//! name from every address together (so that a password cannot be guessed by spreading attempts over
+//! many addresses). The last one is what an attacker could use to lock the owner out: a correct
+//! password from a device the owner signed in on before (`auth::DeviceCookie`) passes it, and it
+//! refills within a minute once the attack stops (OWASP's authentication guidance: throttle, never
+//! lock out). A refused request is answered 429 with Retry-After. Keyed limits run on the server's
+//! clock, which tests move.
 
 use super::error::ApiError;
 use axum::http::Request;
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
+use governor::nanos::Nanos;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -24,8 +30,11 @@ pub struct Rate {
 impl Rate {
     /// Per client IP, on guest creation, registration and login together.
     pub const PER_IP: Rate = Rate { burst: 20, per_minute: 20 };
-    /// Per account name, on logins: five tries, then one every 20 seconds.
-    pub const PER_ACCOUNT: Rate = Rate { burst: 5, per_minute: 3 };
+    /// Per name at one client address, on logins: five tries, then one every 20 seconds.
+    pub const PER_NAME_AT_ADDRESS: Rate = Rate { burst: 5, per_minute: 3 };
+    /// Per name from all addresses together, on logins (a known device passes it): twenty tries, then
+    /// one every 3 seconds, so the owner gets back in within seconds of an attack's end.
+    pub const PER_NAME: Rate = Rate { burst: 20, per_minute: 20 };
 
     fn period(self) -> Duration {
         Duration::from_nanos(60_000_000_000 / u64::from(self.per_minute.max(1)))
@@ -68,24 +77,50 @@ pub fn refusal(error: GovernorError) -> axum::response::Response {
     }
 }
 
-/// Login attempts per account name.
-pub struct PerAccount(DefaultKeyedRateLimiter<String>);
+/// The server's clock as governor reads it (whole seconds are enough for limits counted per minute).
+#[derive(Debug, Clone)]
+pub struct ServerClock(pub super::Clock);
 
-impl PerAccount {
-    pub fn new(rate: Rate) -> PerAccount {
+impl governor::clock::Clock for ServerClock {
+    type Instant = Nanos;
+
+    fn now(&self) -> Nanos {
+        Nanos::from(u64::try_from(self.0.now()).unwrap_or(0).saturating_mul(1_000_000_000))
+    }
+}
+
+/// Attempts per key (a name, or a name at an address), on the server's clock.
+pub struct PerKey {
+    limiter: RateLimiter<String, DefaultKeyedStateStore<String>, ServerClock, governor::middleware::NoOpMiddleware<Nanos>>,
+    clock: ServerClock,
+}
+
+impl PerKey {
+    pub fn new(rate: Rate, clock: super::Clock) -> PerKey {
         let quota = Quota::with_period(rate.period()).expect("a period above zero").allow_burst(NonZeroU32::new(rate.burst.max(1)).expect("above zero"));
-        PerAccount(DefaultKeyedRateLimiter::keyed(quota))
+        let clock = ServerClock(clock);
+        PerKey { limiter: RateLimiter::new(quota, DefaultKeyedStateStore::default(), clock.clone()), clock }
     }
 
-    pub fn check(&self, name_key: &str) -> Result<(), ApiError> {
-        self.0.check_key(&name_key.to_owned()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
+    pub fn check(&self, key: &str) -> Result<(), ApiError> {
+        self.limiter.check_key(&key.to_owned()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(&self.clock));
             ApiError::RateLimited { retry_after: wait.as_secs().max(1) }
         })
     }
 
-    /// Forgets names whose attempts are all in the past, so that the table does not grow forever.
+    /// Forgets keys whose attempts are all in the past, so that the table does not grow forever.
     pub fn forget_idle(&self) {
-        self.0.retain_recent();
+        self.limiter.retain_recent();
     }
+}
+
+/// The client's address as the rate limits count it ([`ClientIp`]), read from a request's parts.
+pub fn client_address(parts: &axum::http::request::Parts, behind_proxy: bool) -> Option<IpAddr> {
+    let mut request = Request::new(());
+    *request.headers_mut() = parts.headers.clone();
+    if let Some(peer) = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>() {
+        request.extensions_mut().insert(*peer);
+    }
+    ClientIp { behind_proxy }.extract(&request).ok()
 }

@@ -172,7 +172,11 @@ pub struct Shared {
     pub printer: Printer,
     pub passwords: passwords::Passwords,
     pub sessions_per_ip: limits::PerIp,
-    pub logins_per_account: limits::PerAccount,
+    /// Logins per name at one address, and per name from every address (see [`limits`]).
+    pub logins_per_name_at_address: limits::PerKey,
+    pub logins_per_name: limits::PerKey,
+    /// Signs the device cookie a sign-in leaves (see `auth::DeviceCookie`).
+    pub device_key: [u8; 32],
     /// What each client address holds of the connections (or, behind a proxy, of the requests).
     pub clients: Arc<connections::PerClient>,
 }
@@ -230,9 +234,14 @@ impl AppState {
         let printer = Printer::load(&*store, first_key, config.clock.now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
         let passwords = passwords::Passwords::new(config.password_hashes);
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
-        let logins_per_account = limits::PerAccount::new(limits::Rate::PER_ACCOUNT);
+        let logins_per_name_at_address = limits::PerKey::new(limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
+        let logins_per_name = limits::PerKey::new(limits::Rate::PER_NAME, config.clock.clone());
+        let device_key = store::back_office::BackOffice(&*store)
+            .server_secret("device-cookie", config.clock.now())
+            .await
+            .map_err(|e| format!("cannot read the device cookies' key: {e}"))?;
         let clients = connections::PerClient::new(config.client_cap);
-        Ok(AppState(Arc::new(Shared { config, store, printer, passwords, sessions_per_ip, logins_per_account, clients })))
+        Ok(AppState(Arc::new(Shared { config, store, printer, passwords, sessions_per_ip, logins_per_name_at_address, logins_per_name, device_key, clients })))
     }
 }
 
@@ -527,7 +536,8 @@ async fn housekeeping_forever(state: AppState) {
     for minute in 0u64.. {
         tokio::time::sleep(Duration::from_secs(60)).await;
         state.sessions_per_ip.limiter().retain_recent();
-        state.logins_per_account.forget_idle();
+        state.logins_per_name_at_address.forget_idle();
+        state.logins_per_name.forget_idle();
         state.clients.forget_idle();
         match state.store.lapse_raises(state.config.clock.now()).await {
             Ok(0) => {}

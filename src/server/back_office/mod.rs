@@ -42,7 +42,7 @@ pub struct OfficeShared {
     pub secure_cookie: bool,
     /// Adjustments larger than this wait for a second member's approval.
     pub threshold: Cents,
-    sign_ins: super::limits::PerAccount,
+    sign_ins: super::limits::PerKey,
 }
 
 impl std::ops::Deref for Office {
@@ -55,7 +55,8 @@ impl std::ops::Deref for Office {
 
 impl Office {
     pub fn new(app: AppState, secure_cookie: bool, threshold: Cents) -> Office {
-        Office(Arc::new(OfficeShared { app, secure_cookie, threshold, sign_ins: super::limits::PerAccount::new(SIGN_IN_RATE) }))
+        let sign_ins = super::limits::PerKey::new(SIGN_IN_RATE, app.config.clock.clone());
+        Office(Arc::new(OfficeShared { app, secure_cookie, threshold, sign_ins }))
     }
 
     fn store(&self) -> BackOffice<'_> {

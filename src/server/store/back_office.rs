@@ -897,6 +897,17 @@ pub async fn balance_totals<T: Tx>(tx: &mut T) -> Result<(i64, i64), T::Error> {
     Ok(totals)
 }
 
+// ---- secrets the instances share ----------------------------------------------------------------
+
+/// The secret named `name`: the one stored, or else `fresh` (hex), stored now. Instances starting
+/// together agree on the first one written.
+pub async fn server_secret<T: Tx>(tx: &mut T, name: &str, fresh: &str, now: i64) -> Result<String, T::Error> {
+    tx.execute("INSERT INTO server_secrets (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[name.into(), fresh.into(), now.into()])
+        .await?;
+    let row = tx.query_opt("SELECT secret FROM server_secrets WHERE name = $1", &[name.into()]).await?;
+    Ok(row.ok_or_else(|| StoreError::Backend(format!("the secret {name} is not there")))?.text(0)?)
+}
+
 // ---- one entry point for the backends --------------------------------------------------------
 
 /// A back-office unit of work: each backend runs [`run`] in one of its own ([`super::Store::back_office`]).
@@ -909,6 +920,7 @@ pub enum Op {
     DaySummary { start: i64, end: i64 },
     BalanceTotals,
     Sessions(String),
+    ServerSecret { name: String, fresh: String },
     CreateStaffSession { token_hash: String, staff_id: String, expires_at: i64 },
     StaffSession(String),
     DeleteStaffSession(String),
@@ -960,6 +972,7 @@ pub enum Done {
     Days(Vec<DaySummary>),
     Totals(i64, i64),
     Sessions(Vec<SessionSummary>),
+    Secret(String),
     Entry(AuditEntry),
     Entries(Vec<AuditEntry>),
     Withdrawal(Withdrawal),
@@ -980,6 +993,7 @@ pub async fn run<T: Tx>(tx: &mut T, op: &Op, now: i64) -> Result<Done, T::Error>
         Op::StaffList => Done::StaffList(staff_list(tx).await?),
         Op::DaySummary { start, end } => Done::Days(day_summary(tx, *start, *end).await?),
         Op::Sessions(player) => Done::Sessions(sessions(tx, player, now).await?),
+        Op::ServerSecret { name, fresh } => Done::Secret(server_secret(tx, name, fresh, now).await?),
         Op::BalanceTotals => balance_totals(tx).await.map(|(accounts, guests)| Done::Totals(accounts, guests))?,
         Op::CreateStaffSession { token_hash, staff_id, expires_at } => {
             create_staff_session(tx, token_hash, staff_id, now, *expires_at).await.map(|()| Done::Nothing)?
@@ -1071,6 +1085,15 @@ impl BackOffice<'_> {
     pub async fn balance_totals(&self) -> Result<(i64, i64), StoreError> {
         match self.run(Op::BalanceTotals, 0).await? {
             Done::Totals(accounts, guests) => Ok((accounts, guests)),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The 32-byte secret named `name`, made (from the operating system's randomness) if none is stored.
+    pub async fn server_secret(&self, name: &str, now: i64) -> Result<[u8; 32], StoreError> {
+        let fresh = crate::block::hex(&crate::server::os_random::<32>());
+        match self.run(Op::ServerSecret { name: name.into(), fresh }, now).await? {
+            Done::Secret(hex) => crate::block::from_hex(&hex).ok_or_else(|| StoreError::Backend(format!("the secret {name} is not 32 bytes in hex"))),
             other => Err(unexpected(other)),
         }
     }
