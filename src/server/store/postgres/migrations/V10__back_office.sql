@@ -6,7 +6,6 @@ ALTER TABLE balances ADD COLUMN suspended_at BIGINT;
 ALTER TABLE transfers DROP CONSTRAINT transfers_kind_check,
     ADD CONSTRAINT transfers_kind_check
     CHECK (kind IN ('deposit', 'withdrawal', 'demo', 'stake', 'win', 'withdrawal_paid', 'withdrawal_refused', 'adjustment'));
-CREATE INDEX transfers_time ON transfers (created_at);
 
 CREATE TABLE staff (
     id TEXT PRIMARY KEY,

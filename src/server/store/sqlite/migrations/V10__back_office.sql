@@ -52,8 +52,6 @@ CREATE INDEX transfers_demo_credit ON transfers (credit) WHERE kind = 'demo';
 CREATE INDEX transfers_cash_debit ON transfers (debit) WHERE kind IN ('deposit', 'withdrawal');
 CREATE INDEX transfers_cash_credit ON transfers (credit) WHERE kind IN ('deposit', 'withdrawal');
 CREATE INDEX transfers_deposit_totals ON transfers (credit, created_at) WHERE wallet_total IS NOT NULL;
--- A wallet's moves by day (the daily summary) and by time (the player's page).
-CREATE INDEX transfers_time ON transfers (created_at);
 
 CREATE TABLE staff (
     id TEXT PRIMARY KEY,
