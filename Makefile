@@ -19,6 +19,8 @@ tools:
 	@command -v curl >/dev/null || (apt-get update && apt-get install -y curl)
 	@command -v openssl >/dev/null || (apt-get update && apt-get install -y openssl)
 	@command -v sqlite3 >/dev/null || (apt-get update && apt-get install -y sqlite3)
+	@command -v promtool >/dev/null || (apt-get update && apt-get install -y prometheus)
+	@command -v patroni >/dev/null && command -v etcd >/dev/null || (apt-get update && apt-get install -y patroni etcd-server)
 
 # The game in dist/, then the designers' preview in dist/preview/, the « Vérifier » page in dist/verifier/ and
 # the « Jeu responsable » page in dist/jeu-responsable/ (Trunk empties dist/ first).

@@ -29,8 +29,29 @@ mod cli {
         /// PostgreSQL connections per instance.
         #[arg(long, env = "VEGAS_DB_CONNECTIONS", default_value_t = 32, global = true)]
         connections: usize,
+        /// Logs as lines of text, or as one JSON object per line for a log shipper.
+        #[arg(long, env = "VEGAS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+        log_format: LogFormat,
         #[command(subcommand)]
         command: Command,
+    }
+
+    #[derive(Clone, Copy, clap::ValueEnum)]
+    enum LogFormat {
+        Text,
+        Json,
+    }
+
+    /// Logs on stderr: stdout is the commands' output (a ledger report, a key list).
+    fn start_logs(format: LogFormat) {
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
+        let logs = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+        match format {
+            // Colours only for a terminal: a log file or a log collector gets plain text.
+            LogFormat::Text => logs.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
+            // The request's span (its id, method and path) on every line, as fields a shipper indexes.
+            LogFormat::Json => logs.json().with_current_span(true).with_span_list(false).init(),
+        }
     }
 
     #[derive(Subcommand)]
@@ -124,6 +145,14 @@ mod cli {
         },
         /// Bring the store's schema to this version (`serve` does it too when it starts).
         Migrate,
+        /// Copy the embedded store (SQLite) to DEST, consistent as of one instant, while the server sells.
+        /// Restore: stop the server, put the copy in an empty data directory as `vegas.sqlite3` (mode
+        /// 600, the directory 700), run `vegas ledger check` on it, start the server there.
+        /// PostgreSQL is backed up by its own tools: see README, « Backups ».
+        Backup {
+            /// The copy's file; it must not exist.
+            dest: PathBuf,
+        },
         /// Check a closed block from its published document alone, as any player can: every ticket
         /// recomputed from the seed, the prize table and the committed root. No store is read.
         Verify {
@@ -286,6 +315,7 @@ mod cli {
 
     pub fn run() -> Result<(), String> {
         let cli = Cli::parse();
+        start_logs(cli.log_format);
         if cli.command.audits() {
             // A long read beside a live server (`ledger check` reads every ticket) yields the cores to
             // the server's sales. Linux keeps a nice value per thread: set before the runtime starts its
@@ -305,7 +335,10 @@ mod cli {
         fn audits(&self) -> bool {
             matches!(
                 self,
-                Command::Ledger { command: LedgerCommand::Check } | Command::Blocks { command: BlocksCommand::Audit { .. } } | Command::Verify { .. }
+                Command::Ledger { command: LedgerCommand::Check }
+                    | Command::Blocks { command: BlocksCommand::Audit { .. } }
+                    | Command::Verify { .. }
+                    | Command::Backup { .. }
             )
         }
     }
@@ -504,6 +537,15 @@ mod cli {
                 }
                 Ok(())
             }
+            Command::Backup { dest } => {
+                let Database::Sqlite(data) = &database else {
+                    return Err("vegas backup copies the embedded store; back PostgreSQL up with pg_basebackup and WAL archiving (README, « Backups »)".into());
+                };
+                let started = std::time::Instant::now();
+                let copy = vegas::server::store::sqlite::backup(&data.join(vegas::server::store::sqlite::FILE_NAME), &dest).map_err(|e| e.to_string())?;
+                println!("{}: {} bytes, {} tickets, copied in {:.1} s", dest.display(), copy.bytes, copy.tickets, started.elapsed().as_secs_f64());
+                Ok(())
+            }
             Command::Migrate => {
                 database.open(Opening::Beside).await?;
                 println!("the store's schema is up to date");
@@ -589,13 +631,6 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
-    // Logs on stderr: stdout is the commands' output (a ledger report, a key list).
-    // Colours only for a terminal: a log file or a log collector gets plain text.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()))
-        .init();
     match cli::run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

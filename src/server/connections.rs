@@ -94,7 +94,10 @@ pub async fn in_flight(State(state): State<AppState>, request: Request, next: Ne
     let Ok(ip) = ClientIp { behind_proxy: true }.extract(&request) else { return next.run(request).await };
     match state.clients.hold(ip) {
         Some(_held) => next.run(request).await,
-        None => ApiError::RateLimited { retry_after: 1 }.into_response(),
+        None => {
+            super::metrics::refused("requests_per_client");
+            ApiError::RateLimited { retry_after: 1 }.into_response()
+        }
     }
 }
 

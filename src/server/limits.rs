@@ -72,7 +72,10 @@ pub fn per_ip(rate: Rate, client_ip: ClientIp) -> PerIp {
 pub fn refusal(error: GovernorError) -> axum::response::Response {
     use axum::response::IntoResponse;
     match error {
-        GovernorError::TooManyRequests { wait_time, .. } => ApiError::RateLimited { retry_after: wait_time.max(1) }.into_response(),
+        GovernorError::TooManyRequests { wait_time, .. } => {
+            super::metrics::refused("sessions_per_address");
+            ApiError::RateLimited { retry_after: wait_time.max(1) }.into_response()
+        }
         other => ApiError::Internal(format!("rate limiting: {other}")).into_response(),
     }
 }
@@ -93,18 +96,21 @@ impl governor::clock::Clock for ServerClock {
 pub struct PerKey {
     limiter: RateLimiter<String, DefaultKeyedStateStore<String>, ServerClock, governor::middleware::NoOpMiddleware<Nanos>>,
     clock: ServerClock,
+    /// Its refusals' label in `/metrics`.
+    name: &'static str,
 }
 
 impl PerKey {
-    pub fn new(rate: Rate, clock: super::Clock) -> PerKey {
+    pub fn new(name: &'static str, rate: Rate, clock: super::Clock) -> PerKey {
         let quota = Quota::with_period(rate.period()).expect("a period above zero").allow_burst(NonZeroU32::new(rate.burst.max(1)).expect("above zero"));
         let clock = ServerClock(clock);
-        PerKey { limiter: RateLimiter::new(quota, DefaultKeyedStateStore::default(), clock.clone()), clock }
+        PerKey { limiter: RateLimiter::new(quota, DefaultKeyedStateStore::default(), clock.clone()), clock, name }
     }
 
     pub fn check(&self, key: &str) -> Result<(), ApiError> {
         self.limiter.check_key(&key.to_owned()).map_err(|not_until| {
             let wait = not_until.wait_time_from(governor::clock::Clock::now(&self.clock));
+            super::metrics::refused(self.name);
             ApiError::RateLimited { retry_after: wait.as_secs().max(1) }
         })
     }

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod connections;
 pub mod error;
 pub mod limits;
+pub mod metrics;
 pub mod names;
 pub mod openapi;
 pub mod operator;
@@ -225,6 +226,7 @@ fn check_private(data_dir: &std::path::Path) -> Result<(), String> {
 
 impl AppState {
     pub async fn open(config: Config) -> Result<AppState, String> {
+        metrics::recorder();
         let store = config.database.open(Opening::Server).await?;
         // A data directory from before keys lived in the store brings its key along.
         let first_key = match &config.database {
@@ -234,8 +236,8 @@ impl AppState {
         let printer = Printer::load(&*store, first_key, config.clock.now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
         let passwords = passwords::Passwords::new(config.password_hashes);
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
-        let logins_per_name_at_address = limits::PerKey::new(limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
-        let logins_per_name = limits::PerKey::new(limits::Rate::PER_NAME, config.clock.clone());
+        let logins_per_name_at_address = limits::PerKey::new("logins_per_name_at_address", limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
+        let logins_per_name = limits::PerKey::new("logins_per_name", limits::Rate::PER_NAME, config.clock.clone());
         let device_key = store::back_office::BackOffice(&*store)
             .server_secret("device-cookie", config.clock.now())
             .await
@@ -325,8 +327,10 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .route("/.well-known/jwks.json", get(tickets::well_known_jwks))
         .route("/healthz", get(openapi::health))
+        .route("/readyz", get(metrics::ready))
         .route("/regles", get(rules_page::page))
-        .merge(app)
+        .route_layer(axum::middleware::from_fn(metrics::track))
+        .merge(app.layer(axum::middleware::from_fn(metrics::track)))
         .layer(tower::util::option_layer(per_client))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         // A declared length over the limit is refused before any of the body is read.
@@ -413,8 +417,10 @@ pub async fn serve(state: AppState, addr: SocketAddr, admin_addr: SocketAddr) ->
     let admin_at = admin.local_addr().map_err(|e| e.to_string())?;
     tracing::info!("back office on http://{admin_at}");
     let office = back_office::Office::new(state.clone(), !admin_at.ip().is_loopback(), state.config.adjustment_threshold);
-    let back_office = tokio::spawn(back_office::serve_on(office, admin, shutdown_signal()));
-    let served = serve_on(state, listener, shutdown_signal()).await;
+    // One signal stops both servers.
+    let stop = futures::FutureExt::shared(Box::pin(shutdown_signal()));
+    let back_office = tokio::spawn(back_office::serve_on(office, admin, stop.clone()));
+    let served = serve_on(state, listener, stop).await;
     back_office.abort();
     served
 }
@@ -489,7 +495,10 @@ async fn serve_connections(
         let held = match &clients {
             Some(clients) => match clients.connect(peer.ip()) {
                 Some(held) => Some(held),
-                None => continue,
+                None => {
+                    metrics::refused("connections_per_client");
+                    continue;
+                }
             },
             None => None,
         };
@@ -569,8 +578,23 @@ async fn refresh_keys_forever(state: AppState) {
     }
 }
 
+/// Ctrl-C, or SIGTERM (what a service manager or an orchestrator sends to stop the server).
 async fn shutdown_signal() {
-    let _ = tokio::signal::ctrl_c().await;
+    use tokio::signal::unix::{SignalKind, signal};
+    let terminate = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => _ = terminate.recv().await,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM: only Ctrl-C stops the server gracefully");
+                std::future::pending::<()>().await
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+    tracing::info!("stopping: no new connection; answering the requests in flight");
 }
 
 /// Bytes from the operating system's CSPRNG: seeds, keys, ids and tokens all come from here.

@@ -9,6 +9,7 @@
 use super::error::ApiError;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
@@ -20,6 +21,8 @@ pub const QUEUE_WAIT: Duration = Duration::from_secs(1);
 
 pub struct Passwords {
     slots: Semaphore,
+    /// Requests waiting for a slot now (`/metrics`).
+    waiting: AtomicUsize,
     /// Checked against when the name is unknown.
     decoy_hash: String,
 }
@@ -41,7 +44,7 @@ fn hash_now(password: &[u8]) -> Result<String, ApiError> {
 impl Passwords {
     pub fn new(concurrent: usize) -> Passwords {
         let decoy_hash = hash_now(&super::os_random::<16>()).expect("argon2 hashes random bytes");
-        Passwords { slots: Semaphore::new(concurrent.max(1)), decoy_hash }
+        Passwords { slots: Semaphore::new(concurrent.max(1)), waiting: AtomicUsize::new(0), decoy_hash }
     }
 
     /// The PHC string (`$argon2id$…`) to store for a new password.
@@ -57,8 +60,16 @@ impl Passwords {
         Ok(known && matches)
     }
 
+    /// Requests waiting for a hashing slot now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
     async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
-        let slot = tokio::time::timeout(QUEUE_WAIT, self.slots.acquire()).await.map_err(|_| ApiError::Busy)?.map_err(|_| ApiError::Busy)?;
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let slot = tokio::time::timeout(QUEUE_WAIT, self.slots.acquire()).await;
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        let slot = slot.map_err(|_| ApiError::Busy)?.map_err(|_| ApiError::Busy)?;
         let result = tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::Internal(format!("a password hash stopped: {e}")));
         drop(slot);
         result

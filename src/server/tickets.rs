@@ -97,6 +97,7 @@ pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderM
     let limits_required = !state.config.demo;
     let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now, limits_required };
     let sale = state.store.sell(request).await?;
+    metrics::counter!(if sale.replayed { "vegas_purchase_replays_total" } else { "vegas_purchases_total" }).increment(1);
     let status = if sale.replayed { StatusCode::OK } else { StatusCode::CREATED };
     let balance_cents = balance_cents(sale.balance)?;
     let ticket = state.view(sale.ticket).await?;
@@ -193,7 +194,13 @@ pub async fn reveal(
         TicketRefusals,
     ))]
 pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
-    let done = state.store.complete(&player.id, &id, state.config.clock.now()).await?;
+    let now = state.config.clock.now();
+    let done = state.store.complete(&player.id, &id, now).await?;
+    // Credited by this completion (a settled ticket was credited, and counted, by the settler).
+    if !done.ticket.lot.is_zero() && done.ticket.credited_at == Some(now) {
+        metrics::counter!("vegas_wins_paid_total").increment(1);
+        metrics::counter!("vegas_wins_paid_cents_total").increment(done.ticket.lot.0);
+    }
     let balance_cents = balance_cents(done.balance)?;
     Ok(ApiJson(TicketAndBalance { ticket: state.view(done.ticket).await?, balance_cents }))
 }
@@ -233,6 +240,7 @@ pub async fn settle_due_forever(state: AppState) {
             }
             Ok(round) => {
                 if round.settled > 0 {
+                    metrics::counter!("vegas_tickets_settled_total").increment(round.settled as u64);
                     tracing::info!(tickets = round.settled, "settled abandoned tickets");
                 }
                 for (ticket, error) in &round.failed {
@@ -248,8 +256,9 @@ pub async fn settle_due_forever(state: AppState) {
 
 /// How long until the oldest ticket not yet credited falls due.
 async fn until_next_due(state: &AppState, settle_after: i64) -> Duration {
-    match state.store.oldest_unsettled_sale().await {
-        Ok(Some(sold_at)) => Duration::from_secs((sold_at + settle_after - state.config.clock.now()).clamp(0, settle_after) as u64),
+    let now = state.config.clock.now();
+    match state.store.unsettled(now - settle_after).await.map(|unsettled| unsettled.oldest_sale) {
+        Ok(Some(sold_at)) => Duration::from_secs((sold_at + settle_after - now).clamp(0, settle_after) as u64),
         Ok(None) => state.config.settle_after,
         Err(e) => {
             tracing::error!(error = %e, "cannot tell when the next ticket falls due");

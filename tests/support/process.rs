@@ -36,16 +36,20 @@ pub fn vegas_refused(data: &Path, args: &[&str]) -> String {
 pub struct ServerProcess {
     child: Child,
     pub addr: String,
+    /// The back office's address (the operator's: `/metrics`).
+    pub admin: String,
     pub data: PathBuf,
     extra: Vec<String>,
 }
 
 impl ServerProcess {
     pub fn start(data: &Path, extra: &[&str]) -> ServerProcess {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = free_port();
+        let admin = format!("127.0.0.1:{}", free_port());
         let mut server = ServerProcess {
-            child: spawn(data, port, extra),
+            child: spawn(data, port, &admin, extra),
             addr: format!("127.0.0.1:{port}"),
+            admin,
             data: data.into(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
         };
@@ -67,11 +71,26 @@ impl ServerProcess {
         self.child.wait().unwrap();
     }
 
+    /// SIGTERM, as a service manager stops it; then waits up to `limit` for it to exit: its exit status
+    /// and how long it took.
+    pub fn terminate(&mut self, limit: Duration) -> (std::process::ExitStatus, Duration) {
+        let started = Instant::now();
+        // SAFETY: kill takes plain integers; the pid is our own child's, not yet waited for.
+        assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+        while started.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status, started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the server was still running {limit:?} after SIGTERM");
+    }
+
     /// Starts the server again on the same port and data directory.
     pub fn restart(&mut self) {
         let port = self.addr.rsplit(':').next().unwrap().parse().unwrap();
         let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
-        self.child = spawn(&self.data, port, &extra);
+        self.child = spawn(&self.data, port, &self.admin, &extra);
         self.wait_until_healthy();
     }
 
@@ -97,12 +116,16 @@ impl Drop for ServerProcess {
     }
 }
 
-fn spawn(data: &Path, port: u16, extra: &[&str]) -> Child {
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn spawn(data: &Path, port: u16, admin: &str, extra: &[&str]) -> Child {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(data.join("server.log")).unwrap();
     Command::new(binary())
         .arg("--data")
         .arg(data)
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--admin-addr", "127.0.0.1:0", "--dist"])
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--admin-addr", admin, "--dist"])
         .arg(data.join("no-dist"))
         .args(extra)
         .env("RUST_LOG", "warn")

@@ -55,7 +55,7 @@ impl std::ops::Deref for Office {
 
 impl Office {
     pub fn new(app: AppState, secure_cookie: bool, threshold: Cents) -> Office {
-        let sign_ins = super::limits::PerKey::new(SIGN_IN_RATE, app.config.clock.clone());
+        let sign_ins = super::limits::PerKey::new("staff_sign_ins", SIGN_IN_RATE, app.config.clock.clone());
         Office(Arc::new(OfficeShared { app, secure_cookie, threshold, sign_ins }))
     }
 
@@ -190,12 +190,23 @@ pub fn router(office: Office) -> Router {
         .route("/rapports", get(reports_index))
         .route("/rapports/{name}", get(report))
         .fallback(|| async { Refusal::Store(StoreError::NotFound("page")) })
+        .merge(operations(office.app.clone()))
         .layer(header(header::CONTENT_SECURITY_POLICY, csp))
         .layer(header(header::CACHE_CONTROL, "no-store"))
         .layer(header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .layer(header(header::REFERRER_POLICY, "no-referrer"))
         .layer(axum::extract::DefaultBodyLimit::max(super::BODY_LIMIT))
         .with_state(office)
+}
+
+/// What the operator's machines read: Prometheus' scrape, and the probes (no staff session: the
+/// address is the operator's own).
+fn operations(app: AppState) -> Router<Office> {
+    Router::new()
+        .route("/metrics", get(super::metrics::scrape))
+        .route("/readyz", get(super::metrics::ready))
+        .route("/healthz", get(super::openapi::health))
+        .with_state(app)
 }
 
 async fn style() -> impl IntoResponse {

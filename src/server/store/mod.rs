@@ -181,6 +181,13 @@ pub struct Sale {
     pub replayed: bool,
 }
 
+/// The tickets not credited yet: when the oldest was sold, and how many were sold at or before a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unsettled {
+    pub oldest_sale: Option<i64>,
+    pub due: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
     pub ticket: TicketRecord,
@@ -414,7 +421,9 @@ pub trait Store: Send + Sync {
     /// books still balance.
     async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError>;
     /// When the oldest ticket still to credit was sold, if any.
-    async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError>;
+    async fn unsettled(&self, due_before: i64) -> Result<Unsettled, StoreError>;
+    /// Sets the gauges of what this backend holds (the WAL's size, the pool's connections) for `/metrics`.
+    fn record_gauges(&self);
 
     /// A ticket of this player; another player's is "not found", never "forbidden".
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError>;

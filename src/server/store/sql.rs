@@ -34,6 +34,10 @@ pub const STILL_STALE_GUEST: &str = concat!("SELECT 1 FROM players p WHERE ", st
 /// The demo money given to wallet `$1`: all a stale guest's wallet can hold.
 pub const DEMO_GIVEN: &str = "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM transfers WHERE kind = 'demo' AND credit = $1";
 
+/// When the oldest uncredited ticket was sold, and how many uncredited were sold at or before `$1`.
+pub const UNSETTLED: &str =
+    "SELECT (SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL), (SELECT COUNT(*) FROM tickets WHERE credited_at IS NULL AND sold_at <= $1)";
+
 /// Due tickets (sold at or before `$1`), oldest first, after the place (`$2` sold at, `$3` id) where
 /// the round has got to, up to `$4`: a ticket that failed is passed, not met again first.
 pub const DUE_TICKETS: &str = "SELECT id, sold_at FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 AND (sold_at > $2 OR (sold_at = $2 AND id > $3)) ORDER BY sold_at, id LIMIT $4";

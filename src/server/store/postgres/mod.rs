@@ -24,7 +24,7 @@ use super::rows::{self, Columns, LotsCache};
 use super::sql::{self, BLOCK_QUERY, TICKET_COLUMNS};
 use super::{
     BlockRecord, Completion, Credentials, Credit, DuePlace, NewBlock, NewPlayer, PlayerRecord, PurgeReport, Sale, SaleRequest, SettleReport, SigningKeyRecord,
-    Store, StoreError, TicketRecord, cents, hashes, json_list, plan, sql_amount, why_not_registered,
+    Store, StoreError, TicketRecord, Unsettled, cents, hashes, json_list, plan, sql_amount, why_not_registered,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -162,7 +162,7 @@ impl PostgresStore {
         let core = Core { pool, lots: Arc::default(), open: Arc::default() };
         core.migrate().await?;
         // The accounts money enters the game from, with their shards (opening them again is a no-op).
-        let client = core.pool.get().await.map_err(backend)?;
+        let client = core.connection().await?;
         for account in [Account::Cash, Account::Demo, Account::Withdrawals] {
             open_account(&client, &account).await?;
         }
@@ -171,8 +171,16 @@ impl PostgresStore {
 }
 
 impl Core {
+    /// A pooled connection; the time waited for it is a histogram (`/metrics`).
+    async fn connection(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        let started = std::time::Instant::now();
+        let connection = self.pool.get().await.map_err(backend);
+        metrics::histogram!("vegas_db_pool_wait_seconds").record(started.elapsed().as_secs_f64());
+        connection
+    }
+
     async fn migrate(&self) -> Result<(), StoreError> {
-        let mut client = self.pool.get().await.map_err(backend)?;
+        let mut client = self.connection().await?;
         client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(backend)?;
         let applied = embedded::migrations::runner().run_async(&mut **client).await;
         client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await.map_err(backend)?;
@@ -189,7 +197,7 @@ impl Core {
     async fn unit_retried<T: Send>(&self, retries: u32, work: impl for<'a> Fn(&'a Transaction<'a>) -> Work<'a, T> + Send + Sync) -> Result<T, StoreError> {
         let mut attempt = 0;
         loop {
-            let mut client = self.pool.get().await.map_err(backend)?;
+            let mut client = self.connection().await?;
             let tx = client.transaction().await.map_err(backend)?;
             let outcome = match work(&tx).await {
                 Ok(value) => tx.commit().await.map(|()| value).map_err(Failure::from),
@@ -211,7 +219,7 @@ impl Core {
     /// A read, or one statement that is a unit of work by itself, on a pooled connection in autocommit
     /// (no transaction around it).
     async fn autocommit<T>(&self, read: impl AsyncFnOnce(&deadpool_postgres::Client) -> Result<T, Failure>) -> Result<T, StoreError> {
-        let client = self.pool.get().await.map_err(backend)?;
+        let client = self.connection().await?;
         Ok(read(&client).await?)
     }
 }
@@ -698,8 +706,20 @@ impl Store for PostgresStore {
             .await
     }
 
-    async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
-        self.core.autocommit(async |client| Ok(client.query_one("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL", &[]).await?.get(0))).await
+    async fn unsettled(&self, due_before: i64) -> Result<Unsettled, StoreError> {
+        self.core
+            .autocommit(async |client| {
+                let row = client.query_one(sql::UNSETTLED, &[&due_before]).await?;
+                Ok(Unsettled { oldest_sale: row.get(0), due: row.get::<_, i64>(1).max(0) as u64 })
+            })
+            .await
+    }
+
+    fn record_gauges(&self) {
+        let status = self.core.pool.status();
+        metrics::gauge!("vegas_db_pool_connections", "state" => "in_use").set(status.size.saturating_sub(status.available) as f64);
+        metrics::gauge!("vegas_db_pool_connections", "state" => "idle").set(status.available as f64);
+        metrics::gauge!("vegas_db_pool_waiting").set(status.waiting as f64);
     }
 
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {

@@ -46,10 +46,12 @@ pub struct FinishRequest {
 impl FinishRequest {
     /// Called by the writer after each commit: finishes the checkpoint if one was asked for.
     pub fn after_commit(&self, conn: &Connection) {
-        if self.wanted.swap(false, Ordering::Relaxed)
-            && let Err(e) = passive(conn)
-        {
-            tracing::warn!(error = %e, "the writer's checkpoint failed; the next one will try again");
+        if self.wanted.swap(false, Ordering::Relaxed) {
+            let started = std::time::Instant::now();
+            if let Err(e) = passive(conn) {
+                tracing::warn!(error = %e, "the writer's checkpoint failed; the next one will try again");
+            }
+            metrics::histogram!("vegas_sqlite_checkpoint_pause_seconds").record(started.elapsed().as_secs_f64());
         }
     }
 }

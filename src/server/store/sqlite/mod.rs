@@ -14,7 +14,7 @@ use super::rows::{self, Columns, LotsCache};
 use super::sql::{self, BLOCK_QUERY, TICKET_COLUMNS};
 use super::{
     BlockRecord, Completion, Credentials, Credit, DuePlace, NewBlock, NewPlayer, PlayerRecord, PurgeReport, Sale, SaleRequest, SettleReport, SigningKeyRecord,
-    Store, StoreError, TicketRecord, cents, hashes, json_list, plan, sql_amount, why_not_registered,
+    Store, StoreError, TicketRecord, Unsettled, cents, hashes, json_list, plan, sql_amount, why_not_registered,
 };
 use crate::block::{Hash, LotCode, lot_of};
 use crate::money::Cents;
@@ -95,6 +95,8 @@ pub struct SqliteStore {
     lots: Arc<LotsCache>,
     readers: r2d2::Pool<SqliteConnectionManager>,
     _checkpointer: checkpoint::Checkpointer,
+    /// The database file (its WAL's size is a gauge).
+    file: std::path::PathBuf,
 }
 
 fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
@@ -149,7 +151,7 @@ impl SqliteStore {
         let (checkpointer, finish) = checkpoint::start(path)?;
         let lots = Arc::new(LotsCache::default());
         let writer = Writer::start(conn, lots.clone(), move |conn| finish.after_commit(conn))?;
-        Ok(SqliteStore { writer, lots, readers, _checkpointer: checkpointer })
+        Ok(SqliteStore { writer, lots, readers, _checkpointer: checkpointer, file: path.to_owned() })
     }
 
     /// A read on a pooled connection. Point reads take microseconds, less than handing them to another
@@ -537,8 +539,16 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn oldest_unsettled_sale(&self) -> Result<Option<i64>, StoreError> {
-        self.read(false, |conn| Ok(conn.prepare_cached("SELECT MIN(sold_at) FROM tickets WHERE credited_at IS NULL")?.query_row([], |r| r.get(0))?)).await
+    async fn unsettled(&self, due_before: i64) -> Result<Unsettled, StoreError> {
+        self.read(false, move |conn| {
+            let (oldest_sale, due) = conn.prepare_cached(sql::UNSETTLED)?.query_row([due_before], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)))?;
+            Ok(Unsettled { oldest_sale, due: due.max(0) as u64 })
+        })
+        .await
+    }
+
+    fn record_gauges(&self) {
+        metrics::gauge!("vegas_sqlite_wal_bytes").set(checkpoint::wal_bytes(&self.file) as f64);
     }
 
     async fn ticket(&self, player_id: &str, ticket_id: &str) -> Result<TicketRecord, StoreError> {
@@ -720,4 +730,61 @@ impl Store for SqliteStore {
         })
         .await
     }
+}
+
+/// What [`backup`] copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackupReport {
+    pub bytes: u64,
+    pub tickets: i64,
+}
+
+/// Copies the store in `database` to `dest`, consistent as of one instant, while a server may be selling:
+/// `VACUUM INTO` reads one snapshot (a read transaction, which blocks no writer) and writes a compact
+/// copy. SQLite's page-by-page backup would start over at every write another process makes, and
+/// never end under a steady stream of sales. The copy is written beside `dest` owner-only (it holds the
+/// store's secrets), checked, flushed to disk, and only then renamed to `dest`: a copy found under
+/// that name is whole. `dest` must not exist.
+pub fn backup(database: &Path, dest: &Path) -> Result<BackupReport, StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |what: &str, e: std::io::Error| StoreError::Backend(format!("{what} {}: {e}", dest.display()));
+    if dest.exists() {
+        return Err(StoreError::Backend(format!("{} exists already: a backup never overwrites a file", dest.display())));
+    }
+    if !database.exists() {
+        return Err(StoreError::Backend(format!("no store in {}", database.display())));
+    }
+    let mut partial = dest.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    // VACUUM INTO fills an empty file it finds: made here, owner-only, before any byte is in it.
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial).map_err(|e| io("cannot create the copy of", e))?;
+    let copied = (|| -> Result<BackupReport, StoreError> {
+        let conn = Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let target = partial.to_str().ok_or_else(|| StoreError::Backend("the backup's path is not UTF-8".into()))?;
+        conn.execute("VACUUM INTO ?1", [target])?;
+        let copy = Connection::open_with_flags(&partial, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let check: String = copy.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if check != "ok" {
+            return Err(StoreError::Backend(format!("the copy fails SQLite's check: {check}")));
+        }
+        let tickets = copy.query_row("SELECT COUNT(*) FROM tickets", [], |r| r.get(0))?;
+        drop(copy);
+        let file = std::fs::File::open(&partial).map_err(|e| io("cannot reopen", e))?;
+        file.sync_all().map_err(|e| io("cannot flush", e))?;
+        Ok(BackupReport { bytes: file.metadata().map_err(|e| io("cannot read", e))?.len(), tickets })
+    })();
+    let report = match copied {
+        Ok(report) => report,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&partial, dest).map_err(|e| io("cannot name the copy", e))?;
+    // The rename itself is durable once the directory is flushed.
+    let folder = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::File::open(folder).and_then(|d| d.sync_all()).map_err(|e| io("cannot flush the folder of", e))?;
+    Ok(report)
 }
