@@ -38,6 +38,8 @@ pub enum ApiError {
     RateLimited { retry_after: u64 },
     #[error("the server is busy: try again in a moment")]
     Busy,
+    #[error("the game's database cannot be reached at the moment: try again in a few seconds (nothing is ever done twice)")]
+    Unavailable(String),
     #[error("{0}")]
     LimitReached(LimitRefusal),
     #[error("set your 7-day {} limit first: no {} before it is set", flow_name(*.0), if *.0 == Flow::Stake { "purchase" } else { "deposit" })]
@@ -68,6 +70,7 @@ impl ApiError {
             ApiError::TimedOut => (StatusCode::REQUEST_TIMEOUT, "timed_out"),
             ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             ApiError::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
+            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::LimitReached(_) => (StatusCode::FORBIDDEN, "limit_reached"),
             ApiError::LimitsRequired(_) => (StatusCode::FORBIDDEN, "limits_required"),
             ApiError::Paused(_) => (StatusCode::FORBIDDEN, "paused"),
@@ -146,6 +149,10 @@ impl IntoResponse for ApiError {
         let retry_after = match self {
             ApiError::RateLimited { retry_after } => Some(retry_after),
             ApiError::Busy => Some(1),
+            ApiError::Unavailable(cause) => {
+                tracing::warn!(%cause, "the store is unavailable: answered 503");
+                Some(2)
+            }
             _ => None,
         };
         if let Some(seconds) = retry_after {
@@ -249,6 +256,7 @@ impl From<StoreError> for ApiError {
             StoreError::Invalid(why) => ApiError::BadRequest(why),
             StoreError::FourEyes => ApiError::Forbidden("four_eyes", e.to_string()),
             StoreError::Backend(cause) => ApiError::Internal(cause),
+            StoreError::Unavailable(cause) => ApiError::Unavailable(cause),
         }
     }
 }

@@ -108,6 +108,10 @@ pub async fn scrape(State(state): State<AppState>) -> Response {
 
 /// `GET /readyz`: whether this instance can sell — its store answers and a block is on sale. A load
 /// balancer sends players only to a ready instance; `/healthz` says only that the process is alive.
+#[utoipa::path(get, path = "/readyz", tag = "public", responses(
+    (status = 200, description = "Ready: the store answers and a block is on sale", body = String, content_type = "text/plain"),
+    (status = 503, description = "Not ready: why, in words", body = String, content_type = "text/plain"),
+))]
 pub async fn ready(State(state): State<AppState>) -> Response {
     match state.store.blocks().await {
         Ok(blocks) if blocks.iter().any(|b| b.closed_at.is_none() && b.withdrawn_at.is_none() && b.sold < b.size) => (StatusCode::OK, "ready").into_response(),

@@ -42,6 +42,7 @@ use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema};
         super::blocks::one,
         document,
         health,
+        super::metrics::ready,
         super::rules_page::page,
     ),
     modifiers(&SessionSchemes),

@@ -1,4 +1,6 @@
-//! Sending until a server answers, for the tests that crash servers on purpose.
+//! Sending until a server answers, for the tests that crash servers (or their database) on purpose.
+// Shared by the cluster and failover tests; each uses part of it.
+#![allow(dead_code)]
 
 use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::Value;
@@ -20,12 +22,18 @@ impl Retrying {
     /// Sends to `bases[first]`, then to the next ones in turn, until one answers other than 5xx. A
     /// purchase sent again carries the same Idempotency-Key: it is the same purchase.
     pub async fn until_answered(&self, first: usize, request: impl Fn(&str) -> RequestBuilder) -> (StatusCode, Value) {
+        let (status, body, _) = self.answered_after(first, request).await;
+        (status, body)
+    }
+
+    /// As [`Retrying::until_answered`], with how many times the request was sent.
+    pub async fn answered_after(&self, first: usize, request: impl Fn(&str) -> RequestBuilder) -> (StatusCode, Value, usize) {
         for attempt in 0..600 {
             let base = &self.bases[(first + attempt) % self.bases.len()];
             if let Ok(response) = request(base).send().await {
                 let status = response.status();
                 if let (false, Ok(body)) = (status.is_server_error(), response.json::<Value>().await) {
-                    return (status, body);
+                    return (status, body, attempt + 1);
                 }
             }
             self.retries.fetch_add(1, Ordering::Relaxed);

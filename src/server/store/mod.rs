@@ -41,6 +41,10 @@ use async_trait::async_trait;
 pub enum StoreError {
     #[error("{0} not found")]
     NotFound(&'static str),
+    /// The database cannot be reached or cannot take writes now (a failover under way): the request
+    /// may be sent again (a purchase with its Idempotency-Key is never made twice).
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
     #[error("this name is already taken")]
     NameTaken,
     #[error("not enough money: the balance is {balance}, a ticket costs {price}")]

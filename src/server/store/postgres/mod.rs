@@ -67,9 +67,22 @@ impl From<tokio_postgres::Error> for Failure {
     fn from(e: tokio_postgres::Error) -> Failure {
         match e.code() {
             Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE => Failure::Retry(e.to_string()),
+            _ if unreachable(&e) => Failure::Store(StoreError::Unavailable(describe(&e))),
             _ => Failure::Store(backend(describe(&e))),
         }
     }
+}
+
+/// The server went away or cannot write now: its connection closed, a connection exception (class
+/// 08), a shutdown or crash (57P01–57P03), or a server that has become read-only (25006: a demoted
+/// primary). A failover passes through these; the request is told to come back, not that we failed.
+fn unreachable(e: &tokio_postgres::Error) -> bool {
+    e.is_closed()
+        || e.code().is_some_and(|code| {
+            code.code().starts_with("08")
+                || [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW, SqlState::READ_ONLY_SQL_TRANSACTION].contains(code)
+        })
+        || (e.code().is_none() && e.as_db_error().is_none() && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()))
 }
 
 /// What PostgreSQL said, rather than tokio-postgres's bare "db error".
@@ -174,7 +187,8 @@ impl Core {
     /// A pooled connection; the time waited for it is a histogram (`/metrics`).
     async fn connection(&self) -> Result<deadpool_postgres::Object, StoreError> {
         let started = std::time::Instant::now();
-        let connection = self.pool.get().await.map_err(backend);
+        // No connection to a writable server (each host refused, or is a standby): a failover under way.
+        let connection = self.pool.get().await.map_err(|e| StoreError::Unavailable(format!("postgres: {e}")));
         metrics::histogram!("vegas_db_pool_wait_seconds").record(started.elapsed().as_secs_f64());
         connection
     }
@@ -198,7 +212,7 @@ impl Core {
         let mut attempt = 0;
         loop {
             let mut client = self.connection().await?;
-            let tx = client.transaction().await.map_err(backend)?;
+            let tx = client.transaction().await.map_err(Failure::from).map_err(StoreError::from)?;
             let outcome = match work(&tx).await {
                 Ok(value) => tx.commit().await.map(|()| value).map_err(Failure::from),
                 Err(e) => Err(e),
