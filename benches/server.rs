@@ -24,9 +24,12 @@
 
 #[path = "../tests/support/process.rs"]
 mod process;
+#[path = "support/load.rs"]
+mod load;
 
+use load::{Load, Run, cpu_seconds, ms, players, report_first};
 use process::{ServerProcess, private_dir, vegas};
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,79 +57,13 @@ const SETTLE_AFTER: i64 = 600;
 /// measured run. The settler, asleep until the oldest unsettled ticket falls due, wakes for them.
 const DUE_IN: Duration = Duration::from_secs(4);
 
-#[derive(Default)]
-struct Run {
-    elapsed: Duration,
-    latencies: Vec<Duration>,
-    errors: usize,
-}
-
-impl Run {
-    fn rate(&self) -> f64 {
-        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
-    }
-
-    fn percentile(&self, p: f64) -> Duration {
-        let mut sorted = self.latencies.clone();
-        sorted.sort();
-        sorted.get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1))).copied().unwrap_or_default()
-    }
-
-    fn line(&self) -> String {
-        format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}  {} failed", self.rate(), ms(self.percentile(0.50)), ms(self.percentile(0.99)), self.errors)
-    }
-}
-
 /// The middle of the values (the upper one of an even count).
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
 }
 
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
-/// CPU seconds used so far by a process (user + system), from /proc.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-struct Load {
-    http: Client,
-    base: String,
-}
-
 impl Load {
-    fn new(server: &ServerProcess) -> Load {
-        // Idle connections are dropped well before the server closes them (`Keep-Alive: timeout=9`), so
-        // that no purchase is sent on a connection the server is closing.
-        let http = Client::builder().pool_max_idle_per_host(1024).pool_idle_timeout(Duration::from_secs(5)).build().unwrap();
-        Load { http, base: server.base() }
-    }
-
-    async fn guest(&self) -> String {
-        let body: Value = self.http.post(format!("{}/api/guest", self.base)).send().await.unwrap().json().await.unwrap();
-        body["token"].as_str().unwrap().to_owned()
-    }
-
-    async fn top_up(&self, token: &str, times: usize) {
-        for _ in 0..times {
-            let r = self
-                .http
-                .post(format!("{}/api/wallet/deposit", self.base))
-                .bearer_auth(token)
-                .json(&serde_json::json!({"amount_cents": 10_000}))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), StatusCode::OK);
-        }
-    }
-
     /// A new player who has bought `HEAVY_TICKETS` tickets and finished none: its token and id.
     async fn heavy_player(self: &Arc<Self>) -> (String, String) {
         let token = self.guest().await;
@@ -143,21 +80,6 @@ impl Load {
         }
         buying.join_all().await;
         (token, me["id"].as_str().unwrap().to_owned())
-    }
-
-    async fn buy(&self, token: &str, key: &str) -> Result<(), String> {
-        let r = self
-            .http
-            .post(format!("{}/api/tickets", self.base))
-            .bearer_auth(token)
-            .header("Idempotency-Key", key)
-            .json(&serde_json::json!({"mode": "jouez"}))
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let status = r.status();
-        let body = r.bytes().await.map_err(|e| e.to_string())?;
-        if status == StatusCode::CREATED { Ok(()) } else { Err(format!("{status}: {}", String::from_utf8_lossy(&body))) }
     }
 }
 
@@ -260,13 +182,6 @@ async fn paced_for(loads: &[Arc<Load>], tokens: &[String], rate: f64, label: &st
         });
     }
     gather(players, start.into_std()).await
-}
-
-fn report_first(errors_so_far: usize, error: &str) -> bool {
-    if errors_so_far == 0 {
-        eprintln!("    a purchase failed: {error}");
-    }
-    true
 }
 
 async fn gather(players: JoinSet<(Vec<Duration>, usize)>, start: Instant) -> Run {
@@ -386,22 +301,6 @@ async fn limit_every_player(load: &Arc<Load>, tokens: &[String]) {
         });
     }
     setting.join_all().await;
-}
-
-/// `count` new players, each topped up `top_ups(player)` times, in order.
-async fn players(load: &Arc<Load>, count: usize, top_ups: fn(usize) -> usize) -> Vec<String> {
-    let mut setup = JoinSet::new();
-    for p in 0..count {
-        let load = load.clone();
-        setup.spawn(async move {
-            let token = load.guest().await;
-            load.top_up(&token, top_ups(p)).await;
-            (p, token)
-        });
-    }
-    let mut tokens = setup.join_all().await;
-    tokens.sort();
-    tokens.into_iter().map(|(_, token)| token).collect()
 }
 
 /// Each instance's share of the players, in a file for wrk.

@@ -677,6 +677,7 @@ async fn the_openapi_document_describes_every_route_the_server_answers() {
         "GET /api/tickets/{id}/proof",
         "GET /api/wallet/withdrawals",
         "GET /healthz",
+        "GET /readyz",
         "GET /regles",
         "POST /api/account",
         "POST /api/guest",

@@ -11,7 +11,8 @@
 //! | `vegas_wins_paid_total`, `vegas_wins_paid_cents_total` | wins credited when a player completes |
 //! | `vegas_tickets_settled_total` | unfinished tickets the settler credited |
 //! | `vegas_settler_backlog_tickets`, `vegas_settler_lag_seconds` | due tickets not yet settled, and how late the oldest is |
-//! | `vegas_sqlite_wal_bytes`, `vegas_sqlite_checkpoint_pause_seconds` | the WAL's size; the writer's pauses to finish a checkpoint |
+//! | `vegas_sqlite_wal_bytes`, `vegas_sqlite_wal_frames` | the WAL file's size; the frames it holds since it started over |
+//! | `vegas_sqlite_checkpoint_pause_seconds` | the writer's pauses to finish a checkpoint (after which the WAL starts over) |
 //! | `vegas_db_pool_connections{state}`, `vegas_db_pool_waiting`, `vegas_db_pool_wait_seconds` | PostgreSQL's pool |
 //! | `vegas_rate_limit_refusals_total{limit}` | requests and connections refused for a rate or a cap |
 //! | `vegas_password_hashes_waiting` | requests waiting for a password-hashing slot |

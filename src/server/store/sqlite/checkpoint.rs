@@ -96,8 +96,12 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
         .spawn(move || {
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
                 match passive(&conn) {
-                    Ok(frames) if frames > RESTART_FRAMES => ask.store(true, Ordering::Relaxed),
-                    Ok(_) => {}
+                    Ok(frames) => {
+                        metrics::gauge!("vegas_sqlite_wal_frames").set(frames as f64);
+                        if frames > RESTART_FRAMES {
+                            ask.store(true, Ordering::Relaxed);
+                        }
+                    }
                     Err(e) => tracing::warn!(error = %e, "checkpoint failed; the next one will try again"),
                 }
             }

@@ -1,0 +1,266 @@
+//! `make bench-soak`: one server, never restarted, under paced purchases for ten minutes — 5 000/s on
+//! SQLite, then 2 000/s on PostgreSQL (`make bench-soak` starts a throw-away cluster) — to see whether
+//! the latency at the end of a busy day is the latency at its start. Not in `make test`: about 25
+//! minutes, some 4 000 000 purchases, all on loopback.
+//!
+//! 500 players buy on a schedule (open loop: a purchase's latency counts from its scheduled time). Of
+//! each player's tickets, one in ten is « Auto » and completed at once, one in ten is « Jouez » with
+//! three zones uncovered, and the rest are left unfinished: the server settles them two minutes after
+//! their sale (`--settle-after 120`), so from the third minute on the settler credits some 4 000
+//! tickets a second beside the sales. Every 30 s it prints the window's p50, p99 and max, the store's
+//! size, the write-ahead log's size, the checkpoints run so far and the server's memory; at the end,
+//! each window's p99 against the first, and `ledger check`.
+//!
+//! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s).
+
+#[path = "../tests/support/process.rs"]
+mod process;
+#[path = "support/load.rs"]
+mod load;
+
+use load::{Load, ms, players, report_first};
+use process::{ServerProcess, private_dir, vegas};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::task::JoinSet;
+
+const PLAYERS: usize = 500;
+const WINDOW: Duration = Duration::from_secs(30);
+const TARGET_P99: Duration = Duration::from_millis(25);
+/// The last window's p99 may be this much above the first's.
+const TARGET_DRIFT: f64 = 0.20;
+const SETTLE_AFTER: &str = "120";
+/// The server's limits per client, out of the way of a load that comes from one address.
+const OUT_OF_THE_WAY: [&str; 8] =
+    ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
+
+fn soak_length() -> Duration {
+    Duration::from_secs(std::env::var("VEGAS_SOAK_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(600))
+}
+
+/// Latencies of the purchases scheduled in each window, and the failed ones.
+#[derive(Default)]
+struct Windows {
+    latencies: Vec<Vec<Duration>>,
+    failed: usize,
+}
+
+impl Windows {
+    fn record(&mut self, window: usize, latency: Option<Duration>) {
+        if self.latencies.len() <= window {
+            self.latencies.resize_with(window + 1, Vec::new);
+        }
+        match latency {
+            Some(latency) => self.latencies[window].push(latency),
+            None => self.failed += 1,
+        }
+    }
+}
+
+/// p50, p99 and max of one window.
+fn spread(latencies: &[Duration]) -> (Duration, Duration, Duration) {
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    let at = |q: f64| sorted.get(((sorted.len() as f64 * q) as usize).min(sorted.len().saturating_sub(1))).copied().unwrap_or_default();
+    (at(0.5), at(0.99), sorted.last().copied().unwrap_or_default())
+}
+
+/// What a window's line says of the store, read at the window's end.
+enum Store {
+    Sqlite(std::path::PathBuf),
+    Postgres(tokio_postgres::Client),
+}
+
+fn mib(bytes: f64) -> String {
+    format!("{:.0} MiB", bytes / 1_048_576.0)
+}
+
+/// A value of the server's `/metrics` (0 if absent).
+async fn metric(http: &reqwest::Client, admin: &str, series: &str) -> f64 {
+    let text = http.get(format!("http://{admin}/metrics")).send().await.unwrap().text().await.unwrap();
+    text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' ')).and_then(|l| l.rsplit(' ').next()?.parse().ok()).unwrap_or(0.0)
+}
+
+impl Store {
+    async fn describe(&self, http: &reqwest::Client, admin: &str) -> String {
+        match self {
+            Store::Sqlite(data) => {
+                let size = |name: &str| std::fs::metadata(data.join(name)).map_or(0, |m| m.len()) as f64;
+                let checkpoints = metric(http, admin, "vegas_sqlite_checkpoint_pause_seconds_count").await;
+                let paused = metric(http, admin, "vegas_sqlite_checkpoint_pause_seconds_sum").await;
+                // Frames of 1 KiB pages (and their 24-byte headers): the log's length, not its file's.
+                let frames = metric(http, admin, "vegas_sqlite_wal_frames").await;
+                format!(
+                    "store {:>9}  WAL {:>8} (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
+                    mib(size("vegas.sqlite3")),
+                    mib(frames * 1048.0),
+                    mib(size("vegas.sqlite3-wal")),
+                    checkpoints,
+                    paused * 1000.0
+                )
+            }
+            Store::Postgres(client) => {
+                let row = client
+                    .query_one(
+                        "SELECT CAST(pg_database_size(current_database()) AS float8), CAST(pg_current_wal_lsn() - '0/0' AS float8), \
+                         CAST(checkpoints_timed + checkpoints_req AS float8) FROM pg_stat_bgwriter",
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+                let (size, wal, checkpoints): (f64, f64, f64) = (row.get(0), row.get(1), row.get(2));
+                let waiting = metric(http, admin, "vegas_db_pool_waiting").await;
+                format!("store {:>9}  WAL written {:>9}  checkpoints {checkpoints:>3}  pool waiting {waiting}", mib(size), mib(wal))
+            }
+        }
+    }
+}
+
+/// Resident memory of a process, from /proc.
+fn memory(pid: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib: f64 = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0.0);
+    mib(kib * 1024.0)
+}
+
+/// The soak: `rate` purchases a second for `length`, windows printed as they end. Returns whether
+/// every target was met.
+async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration, p99_target: Option<Duration>) -> bool {
+    let load = Arc::new(Load::new(server));
+    let http = reqwest::Client::new();
+    // Enough money for every ticket, wins aside: 3 € a ticket, 100 € a top-up.
+    let tickets_each = (rate * length.as_secs_f64() / PLAYERS as f64).ceil() as usize;
+    let top_ups = tickets_each * 3 / 100 + 2;
+    println!("  setting up {PLAYERS} players with {top_ups} top-ups of 100 € each…");
+    let tokens = players(&load, PLAYERS, |_| top_ups).await;
+    let windows = Arc::new(Mutex::new(Windows::default()));
+    let period = Duration::from_secs_f64(PLAYERS as f64 / rate);
+    let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    let mut buyers = JoinSet::new();
+    for (p, token) in tokens.into_iter().enumerate() {
+        let (load, windows) = (load.clone(), windows.clone());
+        let mut next = start + period.mul_f64(p as f64 / PLAYERS as f64);
+        buyers.spawn(async move {
+            let mut n = 0usize;
+            while next < start + length {
+                tokio::time::sleep_until(next).await;
+                let window = ((next - start).as_secs_f64() / WINDOW.as_secs_f64()) as usize;
+                let key = format!("soak-{p}-{n}");
+                let mode = if n % 10 == 5 { "auto" } else { "jouez" };
+                let bought = load.buy_ticket(&token, &key, mode).await;
+                let latency = bought.as_ref().ok().map(|_| next.elapsed());
+                if let Err(e) = &bought {
+                    report_first(windows.lock().unwrap().failed, e);
+                }
+                windows.lock().unwrap().record(window, latency);
+                // The player's play, after the purchase: not counted in its latency.
+                if let Ok(ticket) = bought {
+                    let played = match n % 10 {
+                        0 => load.reveal(&token, &ticket, &[0, 1, 2]).await,
+                        5 => load.complete(&token, &ticket).await,
+                        _ => Ok(()),
+                    };
+                    if let Err(e) = played {
+                        eprintln!("    playing a ticket failed: {e}");
+                    }
+                }
+                next += period;
+                n += 1;
+            }
+        });
+    }
+    let count = (length.as_secs_f64() / WINDOW.as_secs_f64()).ceil() as usize;
+    println!("  {:>8}  {:>8} {:>8} {:>8}  {:>7}", "window", "p50", "p99", "max", "sold");
+    for w in 0..count {
+        // A window is printed once the purchases scheduled in it are answered (a second's grace).
+        tokio::time::sleep_until(start + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
+        let (latencies, failed) = {
+            let windows = windows.lock().unwrap();
+            (windows.latencies.get(w).cloned().unwrap_or_default(), windows.failed)
+        };
+        let (p50, p99, max) = spread(&latencies);
+        let about = store.describe(&http, &server.admin).await;
+        println!(
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  {about}  server {}{}",
+            w * 30,
+            (w + 1) * 30,
+            ms(p50),
+            ms(p99),
+            ms(max),
+            latencies.len(),
+            memory(server.pid()),
+            if failed > 0 { format!("  {failed} failed so far") } else { String::new() }
+        );
+    }
+    buyers.join_all().await;
+    let settled = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
+    let backlog = metric(&http, &server.admin, "vegas_settler_backlog_tickets").await;
+    let windows = windows.lock().unwrap();
+    let p99s: Vec<Duration> = windows.latencies.iter().map(|l| spread(l).1).collect();
+    let first = p99s[0].as_secs_f64();
+    let ratios: Vec<String> = p99s.iter().map(|p| format!("{:.2}", p.as_secs_f64() / first)).collect();
+    println!("  each window's p99 ÷ the first's: {}", ratios.join(" "));
+    println!("  settled by the server during the soak: {settled:.0} tickets; due and not settled at the end: {backlog:.0}");
+    let last = p99s.last().unwrap().as_secs_f64();
+    let drift_met = last <= first * (1.0 + TARGET_DRIFT);
+    println!("  last window's p99 within 20 % of the first's ({} → {}): {}", ms(p99s[0]), ms(*p99s.last().unwrap()), verdict(drift_met));
+    let mut met = drift_met && windows.failed == 0;
+    if let Some(target) = p99_target {
+        let worst = p99s.iter().max().copied().unwrap_or_default();
+        println!("  every window's p99 under {}: worst {} ({})", ms(target), ms(worst), verdict(worst < target));
+        met &= worst < target;
+    }
+    println!("  failed purchases: {} ({})", windows.failed, verdict(windows.failed == 0));
+    met
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
+
+fn main() {
+    let length = soak_length();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let dir = private_dir();
+    let data = dir.path();
+    // Enough tickets for the whole soak, made before it starts.
+    let blocks = ((5_000.0 * length.as_secs_f64()) / 1_500_000.0).ceil() as usize + 1;
+    vegas(data, &["emission", "create", "--blocks", &blocks.to_string()]);
+    let server = ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER]].concat());
+    println!("soak: `vegas serve` on SQLite (synchronous=FULL), never restarted, 5 000 purchases/s for {} s", length.as_secs());
+    let sqlite_met = runtime.block_on(soak(&server, Store::Sqlite(data.to_owned()), 5_000.0, length, Some(TARGET_P99)));
+    drop(server);
+    let check = vegas(data, &["ledger", "check"]);
+    println!("  ledger check: {}", String::from_utf8_lossy(&check.stdout).lines().next().unwrap_or_default());
+    println!("  SQLite soak targets: {}", verdict(sqlite_met));
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-soak.log");
+    if std::fs::copy(data.join("server.log"), log).is_ok() {
+        println!("  the server's log: {log}");
+    }
+
+    let Ok(admin_url) = std::env::var("VEGAS_TEST_DATABASE") else {
+        println!("PostgreSQL: skipped (no VEGAS_TEST_DATABASE; `make bench-soak` starts a cluster)");
+        return;
+    };
+    runtime.block_on(async {
+        let (admin, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        admin.batch_execute("CREATE DATABASE soak").await.unwrap();
+    });
+    let url = format!("{}/soak", admin_url.rsplit_once('/').unwrap().0);
+    let dir = private_dir();
+    let data = dir.path();
+    let pg_blocks = ((2_000.0 * length.as_secs_f64()) / 1_500_000.0).ceil() as usize + 1;
+    vegas(data, &["--database", &url, "emission", "create", "--blocks", &pg_blocks.to_string()]);
+    let server = ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER, "--database", &url]].concat());
+    println!("soak: `vegas serve` on PostgreSQL (synchronous_commit=on), never restarted, 2 000 purchases/s for {} s", length.as_secs());
+    let pg_met = runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        soak(&server, Store::Postgres(client), 2_000.0, length, None).await
+    });
+    drop(server);
+    let check = vegas(data, &["--database", &url, "ledger", "check"]);
+    println!("  ledger check: {}", String::from_utf8_lossy(&check.stdout).lines().next().unwrap_or_default());
+    println!("  PostgreSQL soak targets: {}", verdict(pg_met));
+}
