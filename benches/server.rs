@@ -22,10 +22,10 @@
 //!   closed loop and a paced run again, through 1 and then 2 instances on it. Target: ≥ 2 000 durable
 //!   purchases/s through 2 instances.
 
-#[path = "../tests/support/process.rs"]
-mod process;
 #[path = "support/load.rs"]
 mod load;
+#[path = "../tests/support/process.rs"]
+mod process;
 
 use load::{Load, Run, cpu_seconds, ms, players, report_first};
 use process::{ServerProcess, private_dir, vegas};

@@ -13,12 +13,12 @@
 //!
 //! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s).
 
-#[path = "../tests/support/process.rs"]
-mod process;
 #[path = "support/load.rs"]
 mod load;
+#[path = "../tests/support/process.rs"]
+mod process;
 
-use load::{Load, ms, players, report_first};
+use load::{Load, cpu_seconds, ms, players, report_first};
 use process::{ServerProcess, private_dir, vegas};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -171,6 +171,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     }
     let count = (length.as_secs_f64() / WINDOW.as_secs_f64()).ceil() as usize;
     println!("  {:>8}  {:>8} {:>8} {:>8}  {:>7}", "window", "p50", "p99", "max", "sold");
+    let (mut server_cpu, mut load_cpu, mut settled) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), 0.0);
     for w in 0..count {
         // A window is printed once the purchases scheduled in it are answered (a second's grace).
         tokio::time::sleep_until(start + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
@@ -180,17 +181,23 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         };
         let (p50, p99, max) = spread(&latencies);
         let about = store.describe(&http, &server.admin).await;
+        let (server_now, load_now) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
+        let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
         println!(
-            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  {about}  server {}{}",
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}{}",
             w * 30,
             (w + 1) * 30,
             ms(p50),
             ms(p99),
             ms(max),
             latencies.len(),
+            settled_now - settled,
             memory(server.pid()),
+            (server_now - server_cpu) / WINDOW.as_secs_f64(),
+            (load_now - load_cpu) / WINDOW.as_secs_f64(),
             if failed > 0 { format!("  {failed} failed so far") } else { String::new() }
         );
+        (server_cpu, load_cpu, settled) = (server_now, load_now, settled_now);
     }
     buyers.join_all().await;
     let settled = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
