@@ -58,6 +58,7 @@ fn describe() {
     describe_gauge!("vegas_settler_backlog_tickets", "Tickets due for settlement and not settled yet");
     describe_gauge!("vegas_settler_lag_seconds", metrics::Unit::Seconds, "How long past its due time the oldest unsettled ticket is (0 when none is late)");
     describe_gauge!("vegas_sqlite_wal_bytes", metrics::Unit::Bytes, "Size of the embedded store's write-ahead log");
+    describe_gauge!("vegas_sqlite_wal_frames", "Frames in the write-ahead log since it last started over (pages written, not yet all copied back)");
     describe_histogram!(
         "vegas_sqlite_checkpoint_pause_seconds",
         metrics::Unit::Seconds,
