@@ -5,9 +5,10 @@
 //!
 //! 500 players buy on a schedule (open loop: a purchase's latency counts from its scheduled time). Of
 //! each player's tickets, one in ten is « Auto » and completed at once, one in ten is « Jouez » with
-//! three zones uncovered, and the rest are left unfinished: the server settles them two minutes after
-//! their sale (`--settle-after 120`), so from the third minute on the settler credits some 4 000
-//! tickets a second beside the sales. Every 30 s it prints the window's p50, p99 and max, the store's
+//! three zones uncovered, and the rest are left unfinished: the server settles them 30 s after their
+//! sale (`--settle-after 30`), so the settler credits some 4 500 tickets a second beside the sales. The
+//! windows start after a warm-up of 45 s, once settling has begun, so that each has the same work.
+//! Every 30 s it prints the window's p50, p99 and max, the store's
 //! size, the write-ahead log's size, the checkpoints run so far and the server's memory; at the end,
 //! each window's p99 against the first, and `ledger check`.
 //!
@@ -29,7 +30,10 @@ const WINDOW: Duration = Duration::from_secs(30);
 const TARGET_P99: Duration = Duration::from_millis(25);
 /// The last window's p99 may be this much above the first's.
 const TARGET_DRIFT: f64 = 0.20;
-const SETTLE_AFTER: &str = "120";
+/// Unfinished tickets are settled this long after their sale…
+const SETTLE_AFTER: &str = "30";
+/// …and the windows start once they are: every window measured has the same work, settling included.
+const WARM_UP: Duration = Duration::from_secs(45);
 /// The server's limits per client, out of the way of a load that comes from one address.
 const OUT_OF_THE_WAY: [&str; 8] =
     ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
@@ -46,13 +50,18 @@ struct Windows {
 }
 
 impl Windows {
-    fn record(&mut self, window: usize, latency: Option<Duration>) {
-        if self.latencies.len() <= window {
-            self.latencies.resize_with(window + 1, Vec::new);
-        }
-        match latency {
-            Some(latency) => self.latencies[window].push(latency),
-            None => self.failed += 1,
+    /// A purchase's latency (`None`: it failed) in its window (`None`: the warm-up, whose failures
+    /// count all the same).
+    fn record(&mut self, window: Option<usize>, latency: Option<Duration>) {
+        match (window, latency) {
+            (_, None) => self.failed += 1,
+            (None, Some(_)) => {}
+            (Some(window), Some(latency)) => {
+                if self.latencies.len() <= window {
+                    self.latencies.resize_with(window + 1, Vec::new);
+                }
+                self.latencies[window].push(latency);
+            }
         }
     }
 }
@@ -129,7 +138,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     let load = Arc::new(Load::new(server));
     let http = reqwest::Client::new();
     // Enough money for every ticket, wins aside: 3 € a ticket, 100 € a top-up.
-    let tickets_each = (rate * length.as_secs_f64() / PLAYERS as f64).ceil() as usize;
+    let tickets_each = (rate * (WARM_UP + length).as_secs_f64() / PLAYERS as f64).ceil() as usize;
     let top_ups = tickets_each * 3 / 100 + 2;
     println!("  setting up {PLAYERS} players with {top_ups} top-ups of 100 € each…");
     let tokens = players(&load, PLAYERS, |_| top_ups).await;
@@ -142,9 +151,10 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let mut next = start + period.mul_f64(p as f64 / PLAYERS as f64);
         buyers.spawn(async move {
             let mut n = 0usize;
-            while next < start + length {
+            while next < start + WARM_UP + length {
                 tokio::time::sleep_until(next).await;
-                let window = ((next - start).as_secs_f64() / WINDOW.as_secs_f64()) as usize;
+                // `None` during the warm-up: not measured.
+                let window = next.checked_duration_since(start + WARM_UP).map(|since| (since.as_secs_f64() / WINDOW.as_secs_f64()) as usize);
                 let key = format!("soak-{p}-{n}");
                 let mode = if n % 10 == 5 { "auto" } else { "jouez" };
                 let bought = load.buy_ticket(&token, &key, mode).await;
@@ -174,7 +184,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     let (mut server_cpu, mut load_cpu, mut settled) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), 0.0);
     for w in 0..count {
         // A window is printed once the purchases scheduled in it are answered (a second's grace).
-        tokio::time::sleep_until(start + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
+        tokio::time::sleep_until(start + WARM_UP + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
         let (latencies, failed) = {
             let windows = windows.lock().unwrap();
             (windows.latencies.get(w).cloned().unwrap_or_default(), windows.failed)

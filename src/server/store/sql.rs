@@ -40,7 +40,9 @@ pub const UNSETTLED: &str =
 
 /// Due tickets (sold at or before `$1`), oldest first, after the place (`$2` sold at, `$3` id) where
 /// the round has got to, up to `$4`: a ticket that failed is passed, not met again first.
-pub const DUE_TICKETS: &str = "SELECT id, sold_at FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 AND (sold_at > $2 OR (sold_at = $2 AND id > $3)) ORDER BY sold_at, id LIMIT $4";
+/// The index `tickets_due` is in that order: a batch reads its own rows only.
+pub const DUE_TICKETS: &str =
+    "SELECT id, sold_at FROM tickets WHERE credited_at IS NULL AND sold_at <= $1 AND (sold_at, id) > ($2, $3) ORDER BY sold_at, id LIMIT $4";
 
 /// Credits minus debits of every account over its transfers, by account id.
 pub const TRANSFER_SUMS: &str = "SELECT a.id, a.kind, CAST(COALESCE(c.total, 0) - COALESCE(d.total, 0) AS BIGINT) FROM accounts a \

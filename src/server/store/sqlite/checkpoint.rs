@@ -1,13 +1,16 @@
-//! Keeping the WAL small while writes never stop.
+//! Keeping the WAL bounded while writes never stop.
 //!
 //! The writer does not checkpoint as it commits (that would copy the WAL into the database and fsync
 //! it inside a write). A thread of its own copies the WAL back every [`EVERY`] (PASSIVE: it waits for
 //! no reader and no writer). Under a steady stream of writes that copy is always a few frames behind,
 //! and the WAL can only start again from its beginning once everything in it is copied; so when the WAL
-//! has grown past [`RESTART_FRAMES`], the thread asks the writer to copy what is left right after its
-//! next commit, when no write can land meanwhile. Just after the thread's own pass, that is only the
-//! last group or two, and the WAL starts again at the next write.
-
+//! has grown past [`RESTART_FRAMES`], the thread catches up (passes back to back, each copying what
+//! was written during the one before) until little is left, then asks the writer to copy that right
+//! after its next commit, when no write can land meanwhile; the WAL starts again at the next write.
+//!
+//! Both figures were set by `make bench-soak` (5 000 sales/s beside 4 500 settlements/s): what stalls
+//! sales is the disk, not SQLite's CPU. A pass ends with an fsync of the database, and the commits
+//! that wait on their own fsync meanwhile take 5 to 40 ms; the writer's pause takes 20 to 70 ms.
 use super::super::StoreError;
 use rusqlite::Connection;
 use std::path::Path;
@@ -16,12 +19,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const EVERY: Duration = Duration::from_millis(100);
-/// About 512 MiB with 1 KiB pages. Finishing a checkpoint holds the writer for its two fsyncs, 20 to 60
-/// ms on this machine under load, so it should come seldom: at 5 000 sales/s (40 MB of WAL a second)
-/// once every 13 s, where 128 MiB made it every 3 s and put these pauses in the p99. A longer WAL does
-/// not slow reads: a reader looks up only the frames not yet copied back.
-const RESTART_FRAMES: i64 = 524_288;
+/// A pass a second: each copies a page written many times in that second once (the wallets', the
+/// indexes' inner pages) and fsyncs once. Passes every 100 ms made 10 times the fsyncs and three times
+/// the commits slower than 5 ms (172 against 53 in two minutes of the soak).
+const EVERY: Duration = Duration::from_secs(1);
+/// About 2 GiB with 1 KiB pages: at 5 000 sales/s (40 MB of WAL a second) the writer pauses once
+/// every 50 s. At 512 MiB it paused every 13 s, and those pauses held two thirds of the slowest 1 % of
+/// sales. A longer WAL does not slow reads (a reader looks up only the frames not yet copied back); it
+/// costs its disk space, and the copy a crash leaves to be done on the next start (`after_crash`).
+const RESTART_FRAMES: i64 = 2_097_152;
+/// The frames left for the writer to copy when it finishes a checkpoint: under a megabyte.
+const LEFT_FOR_THE_WRITER: i64 = 512;
+/// Passes tried to get there; each copies what the one before left, which shrinks as long as copying
+/// back is faster than sales write.
+const CATCH_UP_PASSES: usize = 16;
 
 /// Stops the checkpointer thread when dropped, and waits for it: a store dropped is done with its file.
 pub struct Checkpointer {
@@ -56,9 +67,31 @@ impl FinishRequest {
     }
 }
 
-/// Copies what it can of the WAL into the database; returns the frames the WAL holds.
-fn passive(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
+/// How far a checkpoint got: the frames the WAL holds, and how many of them are copied back.
+struct Progress {
+    frames: i64,
+    copied: i64,
+}
+
+/// Copies what it can of the WAL into the database.
+fn passive(conn: &Connection) -> rusqlite::Result<Progress> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok(Progress { frames: r.get(1)?, copied: r.get(2)? }))
+}
+
+/// Passes run back to back until what is left is at most [`LEFT_FOR_THE_WRITER`]; whether it got there
+/// (else the next round tries again).
+fn catch_up(conn: &Connection) -> bool {
+    for _ in 0..CATCH_UP_PASSES {
+        match passive(conn) {
+            Ok(Progress { frames, copied }) if frames - copied <= LEFT_FOR_THE_WRITER => return true,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "checkpoint failed; the next one will try again");
+                return false;
+            }
+        }
+    }
+    false
 }
 
 /// The size of the database's write-ahead log, 0 if there is none: a process that closes the store last
@@ -96,9 +129,9 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
         .spawn(move || {
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
                 match passive(&conn) {
-                    Ok(frames) => {
+                    Ok(Progress { frames, .. }) => {
                         metrics::gauge!("vegas_sqlite_wal_frames").set(frames as f64);
-                        if frames > RESTART_FRAMES {
+                        if frames > RESTART_FRAMES && catch_up(&conn) {
                             ask.store(true, Ordering::Relaxed);
                         }
                     }
