@@ -84,23 +84,31 @@ test('the rules, the odds and the 18+ notice are one click away, on desktop and 
     const footer = await page.locator('[data-testid=responsible-gaming]').textContent();
     assert.match(footer, /18\+/);
     assert.match(footer, /09 74 75 13 13/);
-    // The rules open beside the game, which goes on where it was.
-    const [rulesPage] = await Promise.all([context.waitForEvent('page'), page.click('[data-testid=open-rules]')]);
-    const rules = rulesPage.locator('[data-testid=rules]');
+    // A ticket in play: the rules open in the game's own tab, and « Retour au jeu » brings the game back
+    // with that ticket, not a second game in another tab.
+    await page.click('[data-testid=play-jouez]');
+    await page.waitForSelector('[data-testid=choose-craps]', { state: 'attached' });
+    await page.click('[data-testid=open-rules]');
+    const rules = page.locator('[data-testid=rules]');
     await rules.waitFor();
+    assert.equal(context.pages().length, 1, 'the rules open in the same tab');
     const text = await rules.textContent();
-    for (const expected of ['Règles du jeu', 'Gains et probabilités', 'Un ticket sur 4,34 gagne', '70 %', '5 + 6', 'Trois 7', 'Un carré']) {
+    for (const expected of ['Règles du jeu', 'Gains et probabilités', 'Un ticket sur 4,34 gagne', '70 %', '5 + 6', 'Trois 7', 'Un carré',
+      'la main se lit sur les six cartes ensemble', 'Ticket non terminé', 'aucun gain n\'est jamais perdu']) {
       assert.ok(text.includes(expected), `${expected} in the rules`);
     }
-    assert.equal(await rulesPage.locator('[data-testid=odds] tbody tr').count(), 9, 'one row per lot of the prize table');
-    assert.match(await rulesPage.locator('[data-testid=odds] tbody tr').first().textContent(), /40\u202f000\u00a0€2\s*1 sur 750\u202f000,00/);
+    assert.equal(await page.locator('[data-testid=odds] tbody tr').count(), 9, 'one row per lot of the prize table');
+    assert.match(await page.locator('[data-testid=odds] tbody tr').first().textContent(), /40\u202f000\u00a0€2\s*1 sur 750\u202f000$/);
+    assert.ok(!text.includes(',00'), 'no pointless decimals in the odds');
     assert.match(text, /18\+/);
-    const results = await new AxeBuilder({ page: rulesPage }).analyze();
+    const results = await new AxeBuilder({ page }).analyze();
     const serious = results.violations.filter(v => v.impact === 'serious' || v.impact === 'critical');
     assert.deepEqual(serious.map(v => `${v.id}: ${v.nodes.length} × ${v.help}`), []);
-    await rulesPage.screenshot({ path: join(artifacts, `01b-rules-${name}.png`), fullPage: true });
-    await rulesPage.click('[data-testid=back-to-game]');
-    await rulesPage.waitForSelector('[data-testid=balance]');
+    await page.screenshot({ path: join(artifacts, `01b-rules-${name}.png`), fullPage: true });
+    await page.click('[data-testid=back-to-game]');
+    await page.waitForSelector('[data-testid=choose-craps]', { state: 'attached' });
+    assert.equal(context.pages().length, 1, 'still one tab');
+    assert.equal(await balanceCents(page), 9700, 'the same ticket, not a new game');
     assert.deepEqual(errors, []);
     await context.close();
   }
