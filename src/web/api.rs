@@ -36,6 +36,11 @@ fn number(object: &JsValue, name: &str) -> f64 {
     field(object, name).as_f64().unwrap_or_default()
 }
 
+/// What a balance below a ticket's price means for the player.
+pub fn short_of_price_fr() -> String {
+    format!("Solde insuffisant : un ticket coûte {TICKET_PRICE}.")
+}
+
 impl ApiFailure {
     /// The reality check a purchase was refused for, if that is why.
     pub fn reality_check(&self) -> Option<RealityCheck> {
@@ -60,7 +65,7 @@ impl ApiFailure {
     pub fn message_fr(&self) -> String {
         match (self.status, self.code.as_str()) {
             (0, _) => "Connexion au serveur impossible. Vérifiez votre réseau puis réessayez.".into(),
-            (_, "insufficient_funds") => format!("Solde insuffisant : un ticket coûte {TICKET_PRICE}."),
+            (_, "insufficient_funds") => short_of_price_fr(),
             (_, "name_taken") => "Ce nom est déjà pris : choisissez-en un autre.".into(),
             (_, "bad_credentials") => "Nom ou mot de passe incorrect.".into(),
             (_, "rate_limited") => "Trop d'essais : réessayez dans un moment.".into(),

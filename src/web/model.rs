@@ -1,11 +1,12 @@
 //! The game's state and what changes it: one reducer ([`Model`], driven by [`Msg`]) that the app
 //! renders and its server tasks dispatch to.
 
-use super::api::{PlaySession, RealityCheck, TicketView};
+use super::api::{self, PlaySession, RealityCheck, TicketView};
 use super::local::PendingPurchase;
 use crate::payload::Jwks;
 use crate::play::{Action, Game};
 use crate::rules::Surface;
+use crate::rules::prize_table::TICKET_PRICE;
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -131,7 +132,13 @@ impl Reducible for Model {
                 m.jwks = Some(Rc::new(jwks));
             }
             Msg::Named(name) => m.player_name = Some(name),
-            Msg::Balance(b) => m.balance = Some(b),
+            Msg::Balance(b) => {
+                // A top-up that covers a ticket ends a refusal for want of money.
+                if b >= TICKET_PRICE.0 as i64 && m.error.as_deref() == Some(api::short_of_price_fr().as_str()) {
+                    m.error = None;
+                }
+                m.balance = Some(b);
+            }
             Msg::History { tickets, cursors } => {
                 m.history = tickets;
                 m.history_cursors = cursors;

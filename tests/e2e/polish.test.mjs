@@ -1,0 +1,93 @@
+// End-to-end: the rough edges a player met (issue « Play without a rough edge »), each played as a player
+// would, against the real server and the built app.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import pixelmatch from 'pixelmatch';
+import { PNG } from 'pngjs';
+import { artifacts, launchBrowser, startTicketServer } from './support.mjs';
+
+let server, browser;
+
+before(async () => {
+  server = await startTicketServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function newPlayer(options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, deviceScaleFactor: 2, ...options });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', e => errors.push(e.message));
+  await page.goto(server.base);
+  await page.waitForFunction(() => /\d,\d\d/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
+  return { context, page, errors };
+}
+
+const balanceCents = async page => {
+  const text = (await page.locator('[data-testid=balance]').textContent()).replace(/[^\d,-]/g, '');
+  return Math.round(Number(text.replace(',', '.')) * 100);
+};
+
+test('below a ticket\'s price « Jouez » and « Auto » are off, saying why and offering a top-up that turns them on', async () => {
+  const { page, context, errors } = await newPlayer();
+  // Spent down through the API until less than 3 € is left.
+  const left = await page.evaluate(async () => {
+    for (let i = 0; i < 5000; i++) {
+      const me = await (await fetch('/api/me')).json();
+      if (me.balance_cents < 300) return me.balance_cents;
+      const bought = await fetch('/api/tickets', { method: 'POST', headers: { 'content-type': 'application/json', 'Idempotency-Key': `drain-${i}` }, body: '{"mode":"auto"}' });
+      const { ticket } = await bought.json();
+      await fetch(`/api/tickets/${ticket.id}/complete`, { method: 'POST' });
+    }
+    return null;
+  });
+  assert.ok(left !== null && left < 300, `spent down to ${left} cents`);
+  await page.reload();
+  await page.waitForSelector('[data-testid=short-of-price]');
+  assert.equal(await balanceCents(page), left);
+  assert.equal(await page.isDisabled('[data-testid=play-jouez]'), true, '« Jouez » off below the price');
+  assert.equal(await page.isDisabled('[data-testid=play-auto]'), true, '« Auto » off below the price');
+  assert.match(await page.locator('[data-testid=short-of-price]').textContent(), /Solde insuffisant : un ticket coûte 3,00\s€\.\s*Ajouter 50 € de démonstration/);
+  assert.equal(await page.locator('[data-testid=error]').count(), 0, 'no refusal on screen: nothing was refused');
+  await page.screenshot({ path: join(artifacts, '20-short-of-price.png'), fullPage: true });
+  await page.click('[data-testid=short-top-up]');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=short-of-price]'));
+  assert.equal(await balanceCents(page), left + 5000);
+  assert.equal(await page.isDisabled('[data-testid=play-jouez]'), false);
+  assert.equal(await page.isDisabled('[data-testid=play-auto]'), false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('by keyboard the focus goes on to what comes next, and the focused zone shows a ring', async () => {
+  const { page, context, errors } = await newPlayer();
+  const focused = () => page.evaluate(() => document.activeElement?.dataset.testid ?? document.activeElement?.tagName);
+  await page.focus('[data-testid=play-jouez]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid=choose-poker]');
+  await page.waitForFunction(() => document.activeElement?.matches('.choose'));
+  assert.match(await focused(), /^choose-/, 'after buying: a surface to choose');
+  await page.focus('[data-testid=choose-poker]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.matches('canvas.foil'));
+  assert.equal(await focused(), 'foil-poker-hand', 'after choosing: the surface\'s first zone');
+  const zone = page.locator('[data-testid=zone-poker-hand]');
+  const ring = PNG.sync.read(await zone.screenshot({ path: join(artifacts, '21-focus-ring.png') }));
+  await page.evaluate(() => document.activeElement.blur());
+  const plain = PNG.sync.read(await zone.screenshot());
+  const changed = pixelmatch(ring.data, plain.data, null, ring.width, ring.height, { threshold: 0.1 });
+  const perimeter = 2 * (ring.width + ring.height);
+  assert.ok(changed > perimeter * 2, `the ring changes the zone's edge (${changed} pixels, perimeter ${perimeter})`);
+  // The ring is the gold of the focus ring, drawn inside the zone: the pixel 3 px in from the left edge.
+  const at = (png, x, y) => { const i = (png.width * y + x) * 4; return [png.data[i], png.data[i + 1], png.data[i + 2]]; };
+  const [r, g, b] = at(ring, 3, Math.floor(ring.height / 2));
+  assert.ok(r > 230 && g > 200 && b < 170, `gold at the zone's edge: rgb(${r}, ${g}, ${b})`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
