@@ -5,7 +5,7 @@
 //! server and end it, and drive « Auto ».
 
 use super::account::{account_bar, use_account_form};
-use super::api::TicketView;
+use super::api::{self, TicketView};
 use super::controls::controls;
 use super::history::{Turn, history, recall_banner};
 use super::local::{self, PendingPurchase};
@@ -16,7 +16,7 @@ use super::scratch_zone;
 use super::sound;
 use super::sync::{self, PendingSlot, retry_now};
 use super::ticket::TicketCard;
-use super::wallet::{short_of_price, wallet};
+use super::wallet::wallet;
 use crate::api::TicketState;
 use crate::play::{Action, Mode};
 use crate::rules::prize_table::TICKET_PRICE;
@@ -24,28 +24,6 @@ use crate::rules::{Surface, Zone};
 use std::cell::RefCell;
 use std::rc::Rc;
 use yew::prelude::*;
-
-/// If the focus fell to the page (its control was disabled or removed), gives it to the next thing to
-/// do: a surface to choose, a zone to scratch, « Rejouer », or the way to add money.
-fn keep_focus_in_play() {
-    use wasm_bindgen::JsCast;
-    let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
-    let lost = match (document.active_element(), document.body()) {
-        (None, _) => true,
-        (Some(active), body) => active.has_attribute("disabled") || body.is_some_and(|body| active == *body.unchecked_ref::<web_sys::Element>()),
-    };
-    if !lost {
-        return;
-    }
-    let next = [".choose", "canvas.foil[tabindex='0']", "[data-testid=replay]:not([disabled])", "[data-testid=short-top-up]"]
-        .iter()
-        .find_map(|selector| document.query_selector(selector).ok().flatten());
-    if let Some(next) = next.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
-        let options = web_sys::FocusOptions::new();
-        options.set_prevent_scroll(true);
-        let _ = next.focus_with_options(&options);
-    }
-}
 
 /// The game in play, as the server is told of it: kept in the browser at every change; its new zones
 /// sent to the server, one request at a time; once the server has every zone, the game ended there.
@@ -110,10 +88,6 @@ pub fn app() -> Html {
     use_record_play(&model);
     use_auto(&model);
     use_play_time(&model);
-    // Buying, choosing and finishing disable or remove the control that had the focus, which would
-    // send a keyboard player back to the top of the page: the focus goes on to what comes next.
-    let phase = model.game.as_ref().map(|g| (g.ticket_id.clone(), g.needs_choice(), g.completed));
-    use_effect_with(phase, |_| keep_focus_in_play());
     let muted = use_state(sound::muted);
     let on_mute = {
         let muted = muted.clone();
@@ -213,7 +187,7 @@ pub fn app() -> Html {
     let recall = model.recall.as_ref().filter(|r| model.game.as_ref().is_some_and(|g| g.ticket_id == r.view.id));
 
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
-    // Below the price the buttons are off with the reason beside them, rather than a refusal after a click.
+    // Below the price the buy buttons are off, and the message says why, rather than a refusal after a click.
     let short = !playing && model.balance.is_some_and(|cents| cents < TICKET_PRICE.0 as i64);
     let can_buy = model.jwks.is_some() && !model.busy && !playing && !short && model.pending_purchase.is_none() && model.reality_check.is_none();
     html! {
@@ -231,10 +205,12 @@ pub fn app() -> Html {
             { for model.reality_check.as_ref().map(|check| reality_dialog(check, &dispatch)) }
             <main>
                 { controls(can_buy, model.pending_purchase.is_some() && !model.busy, &on_buy) }
-                if short {
-                    { short_of_price(model.demo, &dispatch) }
-                }
-                <p class="message" role="status" aria-live="polite" data-testid="message">{ model.message.clone() }</p>
+                <p class="message" role="status" aria-live="polite" data-testid="message">{ if short {
+                    // One message at a time: why the buttons are off, and the way to add money.
+                    format!("{} {}", api::short_of_price_fr(), if model.demo { "Ajoutez-en avec « + 50 € démo », en haut." } else { "Approvisionnez votre compte pour rejouer." })
+                } else {
+                    model.message.clone()
+                } }</p>
                 { for model.error.clone().map(|e| html! {
                     <p class="error" role="alert" data-testid="error">
                         { e }

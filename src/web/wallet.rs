@@ -1,5 +1,4 @@
-//! The wallet in the top bar: the balance, and for demo money a top-up; what the game says below a
-//! ticket's price. A function rather than a
+//! The wallet in the top bar: the balance, and for demo money a top-up. A function rather than a
 //! component, for the players' download (see `controls`).
 
 use super::api;
@@ -9,7 +8,18 @@ use yew::prelude::*;
 
 /// The balance (in cents; `None` until the server has said) and, for demo money, a top-up.
 pub fn wallet(balance: Option<i64>, demo: bool, dispatch: &Dispatch) -> Html {
-    let on_top_up = top_up(dispatch);
+    let on_top_up = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            let dispatch = dispatch.clone();
+            yew::platform::spawn_local(async move {
+                dispatch.dispatch(match api::demo_deposit(5_000).await {
+                    Ok(me) => Msg::Balance(me.balance_cents),
+                    Err(e) => Msg::Fail(e.message_fr()),
+                });
+            });
+        })
+    };
     html! {
         <div class="wallet">
             <span class="wallet-label">{ "Solde" }</span>
@@ -18,33 +28,5 @@ pub fn wallet(balance: Option<i64>, demo: bool, dispatch: &Dispatch) -> Html {
                 <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
             }
         </div>
-    }
-}
-
-/// Adds 50 € of demo money.
-pub fn top_up(dispatch: &Dispatch) -> Callback<MouseEvent> {
-    let dispatch = dispatch.clone();
-    Callback::from(move |_: MouseEvent| {
-        let dispatch = dispatch.clone();
-        yew::platform::spawn_local(async move {
-            dispatch.dispatch(match api::demo_deposit(5_000).await {
-                Ok(me) => Msg::Balance(me.balance_cents),
-                Err(e) => Msg::Fail(e.message_fr()),
-            });
-        });
-    })
-}
-
-/// Below the price of a ticket: why « Jouez » and « Auto » are off, and how to add money.
-pub fn short_of_price(demo: bool, dispatch: &Dispatch) -> Html {
-    html! {
-        <p class="short-of-price" role="status" data-testid="short-of-price">
-            { api::short_of_price_fr() }{ " " }
-            if demo {
-                <button class="link" data-testid="short-top-up" onclick={top_up(dispatch)}>{ "Ajouter 50 € de démonstration" }</button>
-            } else {
-                { "Approvisionnez votre compte pour rejouer." }
-            }
-        </p>
     }
 }

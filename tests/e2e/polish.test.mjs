@@ -49,15 +49,16 @@ test('below a ticket\'s price « Jouez » and « Auto » are off, saying why and
   });
   assert.ok(left !== null && left < 300, `spent down to ${left} cents`);
   await page.reload();
-  await page.waitForSelector('[data-testid=short-of-price]');
+  await page.waitForFunction(() => /Solde insuffisant/.test(document.querySelector('[data-testid=message]')?.textContent));
   assert.equal(await balanceCents(page), left);
   assert.equal(await page.isDisabled('[data-testid=play-jouez]'), true, '« Jouez » off below the price');
   assert.equal(await page.isDisabled('[data-testid=play-auto]'), true, '« Auto » off below the price');
-  assert.match(await page.locator('[data-testid=short-of-price]').textContent(), /Solde insuffisant : un ticket coûte 3,00\s€\.\s*Ajouter 50 € de démonstration/);
+  assert.match(await page.locator('[data-testid=message]').textContent(), /^Solde insuffisant : un ticket coûte 3,00\s€\. Ajoutez-en avec « \+ 50 € démo », en haut\.$/);
   assert.equal(await page.locator('[data-testid=error]').count(), 0, 'no refusal on screen: nothing was refused');
+  assert.equal((await page.locator('main').textContent()).match(/Solde insuffisant/g).length, 1, 'said once');
   await page.screenshot({ path: join(artifacts, '20-short-of-price.png'), fullPage: true });
-  await page.click('[data-testid=short-top-up]');
-  await page.waitForFunction(() => !document.querySelector('[data-testid=short-of-price]'));
+  await page.click('[data-testid=top-up]');
+  await page.waitForFunction(() => !/Solde insuffisant/.test(document.querySelector('[data-testid=message]')?.textContent));
   assert.equal(await balanceCents(page), left + 5000);
   assert.equal(await page.isDisabled('[data-testid=play-jouez]'), false);
   assert.equal(await page.isDisabled('[data-testid=play-auto]'), false);
@@ -65,18 +66,16 @@ test('below a ticket\'s price « Jouez » and « Auto » are off, saying why and
   await context.close();
 });
 
-test('by keyboard the focus goes on to what comes next, and the focused zone shows a ring', async () => {
+test('by keyboard the focused scratch zone shows its ring, drawn inside the zone that clips it', async () => {
   const { page, context, errors } = await newPlayer();
-  const focused = () => page.evaluate(() => document.activeElement?.dataset.testid ?? document.activeElement?.tagName);
-  await page.focus('[data-testid=play-jouez]');
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('[data-testid=choose-poker]');
-  await page.waitForFunction(() => document.activeElement?.matches('.choose'));
-  assert.match(await focused(), /^choose-/, 'after buying: a surface to choose');
-  await page.focus('[data-testid=choose-poker]');
-  await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.activeElement?.matches('canvas.foil'));
-  assert.equal(await focused(), 'foil-poker-hand', 'after choosing: the surface\'s first zone');
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-poker]');
+  await page.waitForSelector('[data-testid=foil-poker-hand][tabindex="0"]');
+  // Tab from the surface's heading area to its first zone, as a keyboard player does.
+  await page.focus('[data-testid=foil-poker-hand]');
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'foil-poker-hand');
   const zone = page.locator('[data-testid=zone-poker-hand]');
   const ring = PNG.sync.read(await zone.screenshot({ path: join(artifacts, '21-focus-ring.png') }));
   await page.evaluate(() => document.activeElement.blur());
