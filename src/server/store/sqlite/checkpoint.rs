@@ -11,6 +11,7 @@
 //! Both figures were set by `make bench-soak` (5 000 sales/s beside 4 500 settlements/s): what stalls
 //! sales is the disk, not SQLite's CPU. A pass ends with an fsync of the database, and the commits
 //! that wait on their own fsync meanwhile take 5 to 40 ms; the writer's pause takes 20 to 70 ms.
+
 use super::super::StoreError;
 use rusqlite::Connection;
 use std::path::Path;
