@@ -12,7 +12,8 @@
 //! size, the write-ahead log's size, the checkpoints run so far and the server's memory; at the end,
 //! each window's p99 against the first, and `ledger check`.
 //!
-//! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s).
+//! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s), and
+//! `VEGAS_SOAK_STORE=sqlite` or `postgres` runs one of the two.
 
 #[path = "support/load.rs"]
 mod load;
@@ -238,6 +239,16 @@ fn verdict(met: bool) -> &'static str {
 fn main() {
     let length = soak_length();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let only = std::env::var("VEGAS_SOAK_STORE").ok();
+    if only.as_deref() != Some("postgres") {
+        soak_sqlite(&runtime, length);
+    }
+    if only.as_deref() != Some("sqlite") {
+        soak_postgres(&runtime, length);
+    }
+}
+
+fn soak_sqlite(runtime: &tokio::runtime::Runtime, length: Duration) {
     let dir = private_dir();
     let data = dir.path();
     // Enough tickets for the whole soak, made before it starts.
@@ -254,7 +265,9 @@ fn main() {
     if std::fs::copy(data.join("server.log"), log).is_ok() {
         println!("  the server's log: {log}");
     }
+}
 
+fn soak_postgres(runtime: &tokio::runtime::Runtime, length: Duration) {
     let Ok(admin_url) = std::env::var("VEGAS_TEST_DATABASE") else {
         println!("PostgreSQL: skipped (no VEGAS_TEST_DATABASE; `make bench-soak` starts a cluster)");
         return;

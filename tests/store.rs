@@ -162,6 +162,7 @@ conformance!(
     a_due_reality_check_is_recorded_and_acknowledged,
     a_ban_file_import_closes_an_account_and_pays_its_balance_out,
     a_settlement_round_passes_tickets_that_fail,
+    two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once,
     a_suspended_player_can_neither_buy_nor_deposit_until_restored,
     a_withdrawal_waits_out_of_reach_then_is_paid_or_refused,
     withdrawals_decided_at_once_are_paid_once,
@@ -705,6 +706,33 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
         backend.tamper(&undo).await;
         ledger_passes(store).await;
     }
+}
+
+/// Two settlers (two instances) racing through the same due tickets, several wins of a wallet in
+/// each batch: every ticket is credited once, and each wallet gets exactly the sum of its wins.
+async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store: Arc<dyn Store>) {
+    block(&*store, 1, 1, mixed_lots(90)).await;
+    let players = [player(&*store, "p-a", 100).await, player(&*store, "p-b", 100).await, player(&*store, "p-c", 100).await];
+    let mut wins: HashMap<&str, Vec<Cents>> = HashMap::new();
+    for i in 0..90 {
+        let p = &players[i % 3];
+        let sold = store.sell(SaleRequest { now: NOW + i as i64, ..sale(p, &format!("k{i}"), Mode::Auto, &format!("t-{i:03}")) }).await.unwrap();
+        wins.entry(p).or_default().push(sold.ticket.lot);
+    }
+    assert!(wins.values().all(|lots| lots.iter().filter(|lot| !lot.is_zero()).count() > 10), "several wins a wallet: {wins:?}");
+    const BATCHES: vegas::server::store::Batches = vegas::server::store::Batches { first: 8, most: 32, breath: std::time::Duration::ZERO };
+    let settler = |store: Arc<dyn Store>| async move { vegas::server::store::settle_round(&*store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap() };
+    let (one, two) = tokio::join!(tokio::spawn(settler(store.clone())), tokio::spawn(settler(store.clone())));
+    let (one, two) = (one.unwrap(), two.unwrap());
+    assert_eq!(one.settled + two.settled, 90, "each ticket settled once: {one:?} {two:?}");
+    assert!(one.failed.is_empty() && two.failed.is_empty());
+    for p in &players {
+        let won: Cents = wins[p.as_str()].iter().copied().sum();
+        assert_eq!(balance(&*store, p).await, Cents::euros(100 - 30 * 3) + won, "{p}");
+    }
+    ledger_passes(&*store).await;
+    let again = vegas::server::store::settle_round(&*store, NOW + 100, BATCHES, || NOW + 2000).await.unwrap();
+    assert_eq!((again.examined, again.settled), (0, 0), "nothing left due");
 }
 
 /// Tickets that cannot be settled do not hold up the others, however many and however old.
