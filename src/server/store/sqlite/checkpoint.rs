@@ -120,7 +120,8 @@ pub fn after_crash(conn: &Connection, left: u64) {
 }
 
 pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
-    let conn = Connection::open(path)?;
+    super::paced::register().map_err(StoreError::Backend)?;
+    let conn = Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), super::paced::VFS)?;
     super::grow_in_chunks(&conn)?;
     let (stop, stopped) = mpsc::channel::<()>();
     let wanted = Arc::new(AtomicBool::new(false));

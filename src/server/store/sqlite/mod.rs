@@ -4,6 +4,7 @@
 //! existing data directory is migrated when the server starts.
 
 mod checkpoint;
+mod paced;
 mod responsible;
 mod tx;
 mod writer;
