@@ -8,9 +8,10 @@
 //! three zones uncovered, and the rest are left unfinished: the server settles them 30 s after their
 //! sale (`--settle-after 30`), so the settler credits some 4 500 tickets a second beside the sales. The
 //! windows start after a warm-up of 45 s, once settling has begun, so that each has the same work.
-//! Every 30 s it prints the window's p50, p99 and max, the store's
-//! size, the write-ahead log's size, the checkpoints run so far and the server's memory; at the end,
-//! each window's p99 against the first, and `ledger check`.
+//! Every 30 s it prints the window's p50, p99 and max, its purchases slower than the target as the
+//! load saw them and as the server timed them, the store's size, the write-ahead log's size, the
+//! checkpoints run so far, the server's memory and the CPU time the host stole; at the end, each
+//! window's p99 against the first, and `ledger check`.
 //!
 //! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s), and
 //! `VEGAS_SOAK_STORE=sqlite` or `postgres` runs one of the two.
@@ -89,6 +90,29 @@ fn mib(bytes: f64) -> String {
 async fn metric(http: &reqwest::Client, admin: &str, series: &str) -> f64 {
     let text = http.get(format!("http://{admin}/metrics")).send().await.unwrap().text().await.unwrap();
     text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' ')).and_then(|l| l.rsplit(' ').next()?.parse().ok()).unwrap_or(0.0)
+}
+
+/// Purchases the server answered in more than `limit` so far, by its own clock (its latency histogram):
+/// beside the load's count, it says how much of a window's tail was spent outside the server.
+async fn served_slower_than(http: &reqwest::Client, admin: &str, limit: Duration) -> f64 {
+    let text = http.get(format!("http://{admin}/metrics")).send().await.unwrap().text().await.unwrap();
+    let purchases = |series: &str, le: Option<String>| {
+        text.lines()
+            .filter(|l| l.starts_with(series) && l.contains("route=\"/api/tickets\"") && l.contains("method=\"POST\""))
+            .find(|l| le.as_ref().is_none_or(|le| l.contains(le)))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let within = purchases("vegas_http_request_duration_seconds_bucket", Some(format!("le=\"{}\"", limit.as_secs_f64())));
+    purchases("vegas_http_request_duration_seconds_count", None) - within
+}
+
+/// CPU time the hypervisor gave other guests while this machine's processes were ready to run, so
+/// far: a window whose tail grows with it was slowed by the host, not by the store.
+fn stolen_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    // cpu user nice system idle iowait irq softirq steal…, in 1/100 s.
+    stat.lines().next().and_then(|l| l.split_whitespace().nth(8)?.parse::<f64>().ok()).map_or(0.0, |ticks| ticks * 10.0)
 }
 
 impl Store {
@@ -183,6 +207,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     let count = (length.as_secs_f64() / WINDOW.as_secs_f64()).ceil() as usize;
     println!("  {:>8}  {:>8} {:>8} {:>8}  {:>7}", "window", "p50", "p99", "max", "sold");
     let (mut server_cpu, mut load_cpu, mut settled) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), 0.0);
+    let (mut served_slow, mut stolen) = (0.0, stolen_ms());
     for w in 0..count {
         // A window is printed once the purchases scheduled in it are answered (a second's grace).
         tokio::time::sleep_until(start + WARM_UP + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
@@ -194,21 +219,27 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let about = store.describe(&http, &server.admin).await;
         let (server_now, load_now) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
         let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
+        let (served_slow_now, stolen_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms());
+        let slow = latencies.iter().filter(|l| **l > TARGET_P99).count();
         println!(
-            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}{}",
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms{}",
             w * 30,
             (w + 1) * 30,
             ms(p50),
             ms(p99),
             ms(max),
             latencies.len(),
+            ms(TARGET_P99),
+            slow,
+            served_slow_now - served_slow,
             settled_now - settled,
             memory(server.pid()),
             (server_now - server_cpu) / WINDOW.as_secs_f64(),
             (load_now - load_cpu) / WINDOW.as_secs_f64(),
+            stolen_now - stolen,
             if failed > 0 { format!("  {failed} failed so far") } else { String::new() }
         );
-        (server_cpu, load_cpu, settled) = (server_now, load_now, settled_now);
+        (server_cpu, load_cpu, settled, served_slow, stolen) = (server_now, load_now, settled_now, served_slow_now, stolen_now);
     }
     buyers.join_all().await;
     let settled = metric(&http, &server.admin, "vegas_tickets_settled_total").await;

@@ -133,8 +133,12 @@ impl Server {
     async fn guest(&self) -> Player {
         let r = self.http.post(self.url("/api/guest")).send().await.unwrap();
         assert_eq!(r.status(), StatusCode::OK);
-        let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
-        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        let cookies: Vec<&str> = r.headers().get_all("set-cookie").iter().map(|c| c.to_str().unwrap()).collect();
+        let session = cookies.iter().find(|c| c.starts_with("vegas_session=")).unwrap_or_else(|| panic!("{cookies:?}"));
+        assert!(session.contains("HttpOnly") && session.contains("SameSite=Strict"), "{session}");
+        // The page's script reads whether it is signed in, never the session's secret.
+        let signed_in = cookies.iter().find(|c| c.starts_with("vegas_signed_in=1;")).unwrap_or_else(|| panic!("{cookies:?}"));
+        assert!(!signed_in.contains("HttpOnly") && signed_in.contains("SameSite=Strict") && signed_in.contains("Max-Age=2592000"), "{signed_in}");
         let body: Value = r.json().await.unwrap();
         assert_eq!(body["player"]["balance_cents"], 10_000);
         Player { token: body["token"].as_str().unwrap().to_owned() }
@@ -367,7 +371,11 @@ async fn register_login_logout() {
     let p = Player { token: body["token"].as_str().unwrap().into() };
     let (_, me) = s.call(&p, M::GET, "/api/me", None).await;
     assert_eq!((me["name"].as_str(), me["guest"].as_bool()), (Some("lucie"), Some(false)));
-    s.call(&p, M::POST, "/api/logout", None).await;
+    let out = s.http.post(s.url("/api/logout")).bearer_auth(&p.token).send().await.unwrap();
+    let mut cleared: Vec<&str> = out.headers().get_all("set-cookie").iter().map(|c| c.to_str().unwrap().split_once('=').unwrap().0).collect();
+    cleared.sort();
+    assert_eq!(cleared, ["vegas_session", "vegas_signed_in"], "both forgotten");
+    assert!(out.headers().get_all("set-cookie").iter().all(|c| c.to_str().unwrap().contains("Max-Age=0")));
     assert_eq!(s.call(&p, M::GET, "/api/me", None).await.0, StatusCode::UNAUTHORIZED);
 }
 

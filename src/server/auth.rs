@@ -23,6 +23,10 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 
 pub const COOKIE_NAME: &str = "vegas_session";
+/// Beside the session's cookie, one the page's script can read (it holds no secret): whether to ask
+/// for the session's player at load or to start a guest at once. Asked with no session, `/api/me`
+/// would answer 401, and every first visit would log that error in the player's console.
+pub const SIGNED_IN_COOKIE: &str = "vegas_signed_in";
 /// The device cookie: `player.issued_at.hmac`, sent only to the login route.
 pub const DEVICE_COOKIE: &str = "vegas_device";
 const DEVICE_SECONDS: i64 = 365 * 24 * 3600;
@@ -112,10 +116,13 @@ async fn start_session(state: &AppState, player_id: String) -> Result<Response, 
     let hash = token_hash(&token);
     let now = state.config.clock.now();
     state.store.create_session(&hash, &player_id, now, now + SESSION_SECONDS).await?;
-    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{}", secure_attribute(state));
+    let secure = secure_attribute(state);
+    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{secure}");
+    let signed_in = format!("{SIGNED_IN_COOKIE}=1; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{secure}");
     let player = me_of(state, &player_id).await?;
     let mut response = ApiJson(SessionBody { token, player }).into_response();
     response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&cookie).expect("hex cookie"));
+    response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&signed_in).expect("ASCII"));
     Ok(response)
 }
 
@@ -349,10 +356,15 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
     Ok(clear_cookie(&state, ApiJson(LoggedOut { ok: true }).into_response()))
 }
 
-/// `response`, telling the browser to forget its session cookie.
+/// `response`, telling the browser to forget its session cookie (and that it is signed in).
 pub fn clear_cookie(state: &AppState, mut response: Response) -> Response {
-    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}", secure_attribute(state));
-    response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
+    let secure = secure_attribute(state);
+    for clear in [
+        format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}"),
+        format!("{SIGNED_IN_COOKIE}=; SameSite=Strict; Path=/; Max-Age=0{secure}"),
+    ] {
+        response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
+    }
     response
 }
 

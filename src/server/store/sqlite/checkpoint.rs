@@ -9,8 +9,8 @@
 //! after its next commit, when no write can land meanwhile; the WAL starts again at the next write.
 //!
 //! Both figures were set by `make bench-soak` (5 000 sales/s beside 4 500 settlements/s): what stalls
-//! sales is the disk, not SQLite's CPU. A pass ends with an fsync of the database, and the commits
-//! that wait on their own fsync meanwhile take 5 to 40 ms; the writer's pause takes 20 to 70 ms.
+//! sales is the disk, not SQLite's CPU. A pass writes the database through [`super::paced`], which
+//! keeps the disk's queue short for the commits' fsyncs; the writer's pause takes about 10 ms.
 
 use super::super::StoreError;
 use rusqlite::Connection;

@@ -1,12 +1,16 @@
 //! A VFS for the checkpointer's connection only: SQLite's own (`unix`) for everything, except that
-//! as a checkpoint copies pages into the database it has the kernel write them out a megabyte at a
-//! time, and waits for each (`sync_file_range`), as PostgreSQL's checkpointer does
-//! (`checkpoint_flush_after`).
+//! as a checkpoint copies pages into the database it has the kernel write them out a quarter of a
+//! megabyte at a time, waits for each (`sync_file_range`, as PostgreSQL's checkpointer does with
+//! `checkpoint_flush_after`), and breathes a millisecond before the next.
 //!
-//! Without it a pass copies a second of writes (some 20 MB at 5 000 sales/s) into the page cache at
-//! memory speed, and its closing fsync hands them to the disk at once: the commits' own fsyncs queue
-//! behind them, and sales stall for 50 to 100 ms. A megabyte at a time keeps the disk's queue short:
-//! a commit waits behind at most that much, and the closing fsync finds little left to write.
+//! Without it a pass copies a second of writes (the pages that sales and settlements changed,
+//! scattered over the file) into the page cache at memory speed, and its closing fsync hands them all
+//! to the disk at once: the commits' own fsyncs queue behind them. In `make bench-soak` three
+//! quarters of the purchases slower than the p99 were answered during a pass. Flushed a megabyte at
+//! a time without a breath, the disk's queue stayed full for the whole pass and the p99 did not move
+//! (19–26 ms); a quarter of a megabyte and a breath leave it empty between flushes, and the p99 went
+//! to 13–16 ms. A pass takes longer (about 0.1 s for a second of writes), which the checkpointer,
+//! working beside the writer, can afford.
 
 use rusqlite::ffi;
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -16,7 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The name a connection opens the database with to be paced.
 pub const VFS: &CStr = c"vegas-paced";
 /// Written by a checkpoint between two flushes.
-const FLUSH_EVERY: i64 = 1 << 20;
+const FLUSH_EVERY: i64 = 256 << 10;
+/// A breath after each flush, in which the commits' fsyncs find the disk's queue empty.
+const BREATH: std::time::Duration = std::time::Duration::from_millis(1);
 /// Flushes asked for since the process started.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
@@ -149,6 +155,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, data: *const c_void, am
                 (*paced).unflushed = 0;
                 FLUSHES.fetch_add(1, Ordering::Relaxed);
                 flush((*paced).database);
+                std::thread::sleep(BREATH);
             }
         }
         rc
