@@ -40,6 +40,30 @@ impl fmt::Display for Serial {
     }
 }
 
+/// Text that is not a serial as printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotASerial;
+
+/// Reads a serial as a player copies it off a ticket: `E1-B3-0012345`, in either case, with or
+/// without the index's leading zeros, spaces around it ignored.
+impl std::str::FromStr for Serial {
+    type Err = NotASerial;
+
+    fn from_str(text: &str) -> Result<Serial, NotASerial> {
+        let digits = |part: &str| if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) { part.parse().ok() } else { None };
+        let tagged = |part: &str, tag: char| part.strip_prefix(tag).or_else(|| part.strip_prefix(tag.to_ascii_lowercase())).and_then(digits);
+        let mut parts = text.trim().split('-');
+        match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some(emission), Some(block), Some(index), None) => Ok(Serial {
+                emission: tagged(emission, 'E').ok_or(NotASerial)?,
+                block: tagged(block, 'B').ok_or(NotASerial)?,
+                index: digits(index).ok_or(NotASerial)?,
+            }),
+            _ => Err(NotASerial),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TicketClaims {

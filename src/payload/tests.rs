@@ -151,3 +151,32 @@ fn a_future_format_version_is_named_as_such() {
 fn serials_print_as_on_the_ticket() {
     assert_eq!(Serial { emission: 1, block: 3, index: 12_345 }.to_string(), "E1-B3-0012345");
 }
+
+#[test]
+fn a_serial_reads_back_as_printed_and_as_a_player_types_it() {
+    for serial in
+        [Serial { emission: 1, block: 3, index: 12_345 }, Serial { emission: 12, block: 250, index: 0 }, Serial { emission: 1, block: 1, index: 1_499_999 }]
+    {
+        assert_eq!(serial.to_string().parse(), Ok(serial), "{serial}");
+    }
+    let five = Ok(Serial { emission: 1, block: 1, index: 5 });
+    for typed in ["E1-B1-0000005", "e1-b1-0000005", "  E1-B1-5 ", "E01-B1-0000005"] {
+        assert_eq!(typed.parse::<Serial>(), five, "{typed:?}");
+    }
+    for typo in [
+        "",
+        "5",
+        "E1-B1",
+        "E1-B1-00x5",
+        "E1-1-0000005",
+        "B1-E1-0000005",
+        "E1-B1-0000005-2",
+        "E-B1-5",
+        "E1-B1-",
+        "E1–B1–0000005",
+        "E1-B1-99999999999",
+        "E+1-B1-5",
+    ] {
+        assert_eq!(typo.parse::<Serial>(), Err(NotASerial), "{typo:?}");
+    }
+}

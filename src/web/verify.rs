@@ -5,11 +5,14 @@
 //! ([`crate::block::published`], the same code as `vegas verify`). A few seconds of work: done in
 //! slices, with the progress shown, so the page stays responsive.
 //!
-//! `#e=1&b=1&t=42` in the address fills the form and starts at once (the game links a ticket so).
+//! `#e=1&b=1&t=42` in the address fills the form and starts at once (the game links a ticket so). The
+//! ticket field takes the serial as printed on the ticket (`E1-B1-0000042`, which names its block
+//! too) or the bare index.
 
 use super::ticket::TicketCard;
 use crate::block::published::{ClosedBlock, PublishedBlock};
 use crate::block::{AuditReport, hex};
+use crate::payload::Serial;
 use crate::play::{Game, Mode};
 use crate::rules::Zone;
 use std::rc::Rc;
@@ -33,6 +36,8 @@ enum Status {
     },
     Verified(Rc<AuditReport>),
     Failed(String),
+    /// The ticket field holds neither a printed serial nor a number: nothing was asked of the server.
+    Unreadable(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -61,6 +66,13 @@ fn verify_page() -> Html {
     let status = use_state(|| Status::Idle);
     let ticket = use_state(|| None::<Rc<Game>>);
     let (emission, block, index) = (use_node_ref(), use_node_ref(), use_node_ref());
+    // What the player typed in the ticket field, kept over the page's renders (a typo stays there to
+    // be corrected).
+    let typed = use_state(|| asked.and_then(|a| a.ticket.map(|t| Serial { emission: a.emission, block: a.block, index: t }.to_string())).unwrap_or_default());
+    let on_type = {
+        let typed = typed.clone();
+        Callback::from(move |e: InputEvent| typed.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+    };
 
     let run = {
         let (status, ticket) = (status.clone(), ticket.clone());
@@ -84,13 +96,28 @@ fn verify_page() -> Html {
         });
     }
     let on_submit = {
-        let (emission, block, index) = (emission.clone(), block.clone(), index.clone());
+        let (emission, block, index, status) = (emission.clone(), block.clone(), index.clone(), status.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let value = |input: &NodeRef| input.cast::<HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
-            let (Ok(emission), Ok(block)) = (value(&emission).trim().parse(), value(&block).trim().parse()) else { return };
-            let ticket = value(&index).trim().parse().ok();
-            run.emit(Request { emission, block, ticket });
+            let (Ok(emission_asked), Ok(block_asked)) = (value(&emission).trim().parse(), value(&block).trim().parse()) else { return };
+            let typed = value(&index).trim().to_owned();
+            let request = if typed.is_empty() {
+                Request { emission: emission_asked, block: block_asked, ticket: None }
+            } else if let Ok(serial) = typed.parse::<Serial>() {
+                // The printed serial names its block too: the form shows the one verified.
+                for (input, number) in [(&emission, serial.emission), (&block, serial.block)] {
+                    if let Some(input) = input.cast::<HtmlInputElement>() {
+                        input.set_value(&number.to_string());
+                    }
+                }
+                Request { emission: serial.emission, block: serial.block, ticket: Some(serial.index) }
+            } else if let Ok(index) = typed.parse() {
+                Request { emission: emission_asked, block: block_asked, ticket: Some(index) }
+            } else {
+                return status.set(Status::Unreadable(typed));
+            };
+            run.emit(request);
         })
     };
     let asked = asked.unwrap_or(Request { emission: 1, block: 1, ticket: None });
@@ -109,10 +136,10 @@ fn verify_page() -> Html {
             <form class="verify-form" onsubmit={on_submit} data-testid="verify-form">
                 <label>{ "Émission" }<input ref={emission} type="number" min="0" required=true value={asked.emission.to_string()} data-testid="verify-emission" /></label>
                 <label>{ "Bloc" }<input ref={block} type="number" min="1" required=true value={asked.block.to_string()} data-testid="verify-block" /></label>
-                <label>{ "Ticket n° (facultatif)" }<input ref={index} type="number" min="0" value={asked.ticket.map(|t| t.to_string()).unwrap_or_default()} data-testid="verify-ticket" /></label>
+                <label>{ "Ticket (facultatif) : son numéro imprimé" }<input ref={index} type="text" autocomplete="off" spellcheck="false" placeholder="E1-B1-0000005" value={(*typed).clone()} oninput={on_type} data-testid="verify-ticket" /></label>
                 <button class="play jouez" type="submit" disabled={busy} data-testid="verify-run">{ "Vérifier" }</button>
             </form>
-            <p class="verify-status" role="status" aria-live="polite" data-testid="verify-status">{ status_text(&status) }</p>
+            <p class="verify-status" role="status" aria-live="polite" data-testid="verify-status">{ status_line(&status) }</p>
             if let Status::Verified(report) = &*status { { prize_lines(report) } }
             if let Some(game) = &*ticket {
                 <TicketCard game={(**game).clone()} on_reveal={Callback::noop()} on_choose={Callback::noop()} />
@@ -122,8 +149,8 @@ fn verify_page() -> Html {
     }
 }
 
-fn status_text(status: &Status) -> String {
-    match status {
+fn status_line(status: &Status) -> Html {
+    let text = match status {
         Status::Idle => String::new(),
         Status::Reading => "Lecture du bloc publié…".into(),
         Status::Open { root } => format!("Ce bloc est encore en vente : sa graine sera publiée à sa clôture. Son empreinte publiée : {root}."),
@@ -136,7 +163,18 @@ fn status_text(status: &Status) -> String {
             hex(&report.root)
         ),
         Status::Failed(why) => format!("Échec de la vérification : {why}"),
-    }
+        // The example is kept on one line: cut at a hyphen, it would not read as one number.
+        Status::Unreadable(typed) => {
+            return html! {
+                <>
+                    { format!("« {typed} » n'est pas un numéro de ticket : saisissez celui imprimé sur le ticket (par exemple ") }
+                    <span class="serial-example">{ "E1-B1-0000005" }</span>
+                    { "), ou son rang dans le bloc." }
+                </>
+            };
+        }
+    };
+    html! { text }
 }
 
 fn group(n: usize) -> String {

@@ -46,6 +46,24 @@ test('an open block keeps its seed: the page says so and shows its published roo
   await context.close();
 });
 
+test('the ticket field takes the serial printed on a ticket, and a typo says what to type', async () => {
+  const { context, page } = await verifyPage('');
+  const said = pattern => page.waitForFunction(p => new RegExp(p).test(document.querySelector('[data-testid=verify-status]')?.textContent ?? ''), pattern.source);
+  await page.fill('[data-testid=verify-block]', '7');
+  await page.fill('[data-testid=verify-ticket]', 'e1-b1-0000005');
+  await page.click('[data-testid=verify-run]');
+  await said(/encore en vente/);
+  assert.equal(await page.inputValue('[data-testid=verify-block]'), '1', 'the block the serial names, not the one in the field');
+  await page.fill('[data-testid=verify-ticket]', 'E1-B1-00O5');
+  await page.click('[data-testid=verify-run]');
+  await said(/n'est pas un numéro de ticket/);
+  assert.doesNotMatch(await status(page), /Échec/, 'a typo is not a failed verification');
+  assert.match(await status(page), /E1-B1-0000005/, 'the example to copy');
+  assert.equal(await page.inputValue('[data-testid=verify-ticket]'), 'E1-B1-00O5', 'the typo stays there to be corrected');
+  await page.screenshot({ path: join(artifacts, 'verify-typo.png') });
+  await context.close();
+});
+
 test('once the block is sold out, the ticket bought and the whole block are recomputed from the seed', async () => {
   await almostSoldOut();
   const context = await browser.newContext();
