@@ -64,6 +64,19 @@ pub fn account_bar(state: &AccountForm, name: Option<&str>, on_named: Callback<S
             form.set(if *form == Some(which) { None } else { Some(which) });
         })
     };
+    let close = {
+        let form = form.clone();
+        move || form.set(None)
+    };
+    let on_close = {
+        let close = close.clone();
+        Callback::from(move |_: MouseEvent| close())
+    };
+    let on_key = Callback::from(move |e: KeyboardEvent| {
+        if e.key() == "Escape" {
+            close();
+        }
+    });
     let on_submit = {
         let (form, error, busy) = (form.clone(), error.clone(), busy.clone());
         let (name_input, password_input) = (name_input.clone(), password_input.clone());
@@ -87,8 +100,9 @@ pub fn account_bar(state: &AccountForm, name: Option<&str>, on_named: Callback<S
             });
         })
     };
+    // Escape closes the form wherever the focus is in the account's corner (its buttons or the form).
     html! {
-        <div class="account">
+        <div class="account" onkeydown={on_key}>
             if signed_out {
                 <a class="link" data-testid="open-register" href="/jeu-responsable/?inscription">{ "Créer un compte" }</a>
             } else {
@@ -97,12 +111,14 @@ pub fn account_bar(state: &AccountForm, name: Option<&str>, on_named: Callback<S
             <button class="link" data-testid="open-login" aria-expanded={(**form == Some(Form::Login)).to_string()} onclick={open(Form::Login)}>{ "Se connecter" }</button>
             if let Some(which) = **form {
                 <form class="account-form" data-testid="account-form" onsubmit={on_submit}>
+                    <button class="account-close" type="button" aria-label="Fermer" data-testid="account-close" onclick={on_close}>{ "×" }</button>
                     <p class="account-title">{ if which == Form::Register { "Gardez votre solde et vos tickets sous un nom :" } else { "Retrouvez votre compte :" } }</p>
                     <label>{ "Nom" }<input ref={name_input.clone()} name="username" autocomplete="username" required=true minlength="3" maxlength="32" data-testid="account-name" /></label>
                     <label>{ "Mot de passe" }
                         <input ref={password_input.clone()} type="password" required=true minlength="8" data-testid="account-password"
                                autocomplete={if which == Form::Register { "new-password" } else { "current-password" }} />
                     </label>
+                    if which == Form::Register { <p class="account-rules" data-testid="account-rules">{ "Nom de 3 à 32 caractères ; mot de passe de 8 caractères au moins." }</p> }
                     if let Some(message) = &**error { <p class="account-error" role="alert" data-testid="account-error">{ message }</p> }
                     <button class="account-submit" type="submit" disabled={**busy} data-testid="account-submit">
                         { if which == Form::Register { "Créer mon compte" } else { "Se connecter" } }

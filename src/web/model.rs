@@ -131,7 +131,10 @@ impl Reducible for Model {
                 m.player_name = name;
                 m.jwks = Some(Rc::new(jwks));
             }
-            Msg::Named(name) => m.player_name = Some(name),
+            Msg::Named(name) => {
+                m.message = format!("Compte créé : votre solde et vos tickets sont gardés sous le nom « {name} ».");
+                m.player_name = Some(name);
+            }
             Msg::Balance(b) => {
                 // A top-up that covers a ticket ends a refusal for want of money.
                 if b >= TICKET_PRICE.0 as i64 && m.error.as_deref() == Some(api::short_of_price_fr().as_str()) {

@@ -112,3 +112,32 @@ test('a first visit and a reload leave the console clean, and the reload keeps t
   assert.match(await balance(), /100,00/);
   await context.close();
 });
+
+test('the account form says its rules before submitting, closes with × and Escape, and confirms the account made', async () => {
+  const { page, context, errors } = await newPlayer();
+  const form = page.locator('[data-testid=account-form]');
+  await page.click('[data-testid=open-register]');
+  assert.match(await page.locator('[data-testid=account-rules]').textContent(), /8 caractères au moins/, 'the rules before any refusal');
+  await form.screenshot({ path: join(artifacts, 'account-form.png') });
+  await page.keyboard.press('Escape');
+  await form.waitFor({ state: 'detached' });
+  await page.click('[data-testid=open-register]');
+  await page.locator('[data-testid=account-name]').focus();
+  await page.keyboard.press('Escape');
+  await form.waitFor({ state: 'detached' });
+  await page.click('[data-testid=open-register]');
+  await page.click('[data-testid=account-close]');
+  await form.waitFor({ state: 'detached' });
+
+  const name = `Zoé${Date.now() % 100000}`;
+  await page.click('[data-testid=open-register]');
+  await page.fill('[data-testid=account-name]', name);
+  await page.fill('[data-testid=account-password]', 'as-de-pique');
+  await page.click('[data-testid=account-submit]');
+  await form.waitFor({ state: 'detached' });
+  assert.equal(await page.locator('[data-testid=player-name]').textContent(), name);
+  assert.match(await page.locator('[data-testid=message]').textContent(), new RegExp(`Compte créé.*« ${name} »`));
+  await page.screenshot({ path: join(artifacts, 'account-created.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
