@@ -9,9 +9,11 @@
 //! sale (`--settle-after 30`), so the settler credits some 4 500 tickets a second beside the sales. The
 //! windows start after a warm-up of 45 s, once settling has begun, so that each has the same work.
 //! Every 30 s it prints the window's p50, p99 and max, its purchases slower than the target as the
-//! load saw them and as the server timed them, the store's size, the write-ahead log's size, the
-//! checkpoints run so far, the server's memory and the CPU time the host stole; at the end, each
-//! window's p99 against the first, and `ledger check`.
+//! load saw them and as the server timed them, the store's size, what checkpoints copied into it, the
+//! share of the pages the writer had to read (not in its cache), the write-ahead log's size, the
+//! checkpoints run so far, the server's memory, the CPU time the host stole and the disk's own fsync
+//! latency (a probe beside the store); at the end, each window's p99 against the first, and `ledger
+//! check`.
 //!
 //! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s), and
 //! `VEGAS_SOAK_STORE=sqlite` or `postgres` runs one of the two.
@@ -78,8 +80,18 @@ fn spread(latencies: &[Duration]) -> (Duration, Duration, Duration) {
 
 /// What a window's line says of the store, read at the window's end.
 enum Store {
-    Sqlite(std::path::PathBuf),
+    /// The data folder, and the server's counters at the last window's end.
+    Sqlite(std::path::PathBuf, std::cell::Cell<SqliteCounters>),
     Postgres(tokio_postgres::Client),
+}
+
+/// What the SQLite store had done so far: bytes checkpoints copied into the database, pages its writer
+/// found in its cache and pages it read.
+#[derive(Clone, Copy, Default)]
+struct SqliteCounters {
+    copied: f64,
+    cached: f64,
+    read: f64,
 }
 
 fn mib(bytes: f64) -> String {
@@ -107,6 +119,46 @@ async fn served_slower_than(http: &reqwest::Client, admin: &str, limit: Duration
     purchases("vegas_http_request_duration_seconds_count", None) - within
 }
 
+/// The disk's own commit latency beside the server's: a 4 KiB write and `fdatasync` every 10 ms to a
+/// file in the store's folder. A window whose purchases' tail rises with the probe's was slowed by
+/// the disk under the store, not by the store's work.
+struct DiskProbe {
+    samples: Arc<Mutex<Vec<(std::time::Instant, Duration)>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl DiskProbe {
+    fn start(folder: &std::path::Path) -> DiskProbe {
+        use std::io::{Seek, Write};
+        let probe = DiskProbe { samples: Default::default(), stop: Default::default() };
+        let (samples, stop) = (probe.samples.clone(), probe.stop.clone());
+        let mut file = std::fs::File::create(folder.join("disk-probe")).unwrap();
+        std::thread::spawn(move || {
+            let page = [0x5a_u8; 4096];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let started = std::time::Instant::now();
+                file.rewind().and_then(|_| file.write_all(&page)).and_then(|_| file.sync_data()).unwrap();
+                samples.lock().unwrap().push((started, started.elapsed()));
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        probe
+    }
+
+    /// The p99 and max of the probe's commits that started between `from` and `to`.
+    fn window(&self, from: std::time::Instant, to: std::time::Instant) -> (Duration, Duration) {
+        let latencies: Vec<Duration> = self.samples.lock().unwrap().iter().filter(|(at, _)| (from..to).contains(at)).map(|(_, l)| *l).collect();
+        let (_, p99, max) = spread(&latencies);
+        (p99, max)
+    }
+}
+
+impl Drop for DiskProbe {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// CPU time the hypervisor gave other guests while this machine's processes were ready to run, so
 /// far: a window whose tail grows with it was slowed by the host, not by the store.
 fn stolen_ms() -> f64 {
@@ -118,15 +170,26 @@ fn stolen_ms() -> f64 {
 impl Store {
     async fn describe(&self, http: &reqwest::Client, admin: &str) -> String {
         match self {
-            Store::Sqlite(data) => {
+            Store::Sqlite(data, before) => {
                 let size = |name: &str| std::fs::metadata(data.join(name)).map_or(0, |m| m.len()) as f64;
+                // What the passes wrote into the database this window (the pages changed, each once a
+                // pass), and the share of the pages the writer looked at that were not in its cache.
+                let now = SqliteCounters {
+                    copied: metric(http, admin, "vegas_sqlite_checkpoint_written_bytes_total").await,
+                    cached: metric(http, admin, "vegas_sqlite_writer_pages_total{from=\"cache\"}").await,
+                    read: metric(http, admin, "vegas_sqlite_writer_pages_total{from=\"file\"}").await,
+                };
+                let was = before.replace(now);
+                let (cached, read) = (now.cached - was.cached, now.read - was.read);
                 let checkpoints = metric(http, admin, "vegas_sqlite_checkpoint_pause_seconds_count").await;
                 let paused = metric(http, admin, "vegas_sqlite_checkpoint_pause_seconds_sum").await;
                 // Frames of 1 KiB pages (and their 24-byte headers): the log's length, not its file's.
                 let frames = metric(http, admin, "vegas_sqlite_wal_frames").await;
                 format!(
-                    "store {:>9}  WAL {:>8} (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
+                    "store {:>9}  copied back {:>8}  writer's cache misses {:>4.1} %  WAL {:>8} (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
                     mib(size("vegas.sqlite3")),
+                    mib(now.copied - was.copied),
+                    100.0 * read / (cached + read).max(1.0),
                     mib(frames * 1048.0),
                     mib(size("vegas.sqlite3-wal")),
                     checkpoints,
@@ -161,6 +224,7 @@ fn memory(pid: u32) -> String {
 /// every target was met.
 async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration, p99_target: Option<Duration>) -> bool {
     let load = Arc::new(Load::new(server));
+    let disk = DiskProbe::start(&server.data);
     let http = reqwest::Client::new();
     // Enough money for every ticket, wins aside: 3 € a ticket, 100 € a top-up.
     let tickets_each = (rate * (WARM_UP + length).as_secs_f64() / PLAYERS as f64).ceil() as usize;
@@ -221,8 +285,10 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
         let (served_slow_now, stolen_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms());
         let slow = latencies.iter().filter(|l| **l > TARGET_P99).count();
+        let window_start = (start + WARM_UP + WINDOW * w as u32).into_std();
+        let (disk_p99, disk_max) = disk.window(window_start, window_start + WINDOW);
         println!(
-            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms{}",
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, disk's fsync p99 {} max {}{}",
             w * 30,
             (w + 1) * 30,
             ms(p50),
@@ -237,6 +303,8 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
             (server_now - server_cpu) / WINDOW.as_secs_f64(),
             (load_now - load_cpu) / WINDOW.as_secs_f64(),
             stolen_now - stolen,
+            ms(disk_p99),
+            ms(disk_max),
             if failed > 0 { format!("  {failed} failed so far") } else { String::new() }
         );
         (server_cpu, load_cpu, settled, served_slow, stolen) = (server_now, load_now, settled_now, served_slow_now, stolen_now);
@@ -287,7 +355,7 @@ fn soak_sqlite(runtime: &tokio::runtime::Runtime, length: Duration) {
     vegas(data, &["emission", "create", "--blocks", &blocks.to_string()]);
     let server = ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER]].concat());
     println!("soak: `vegas serve` on SQLite (synchronous=FULL), never restarted, 5 000 purchases/s for {} s", length.as_secs());
-    let sqlite_met = runtime.block_on(soak(&server, Store::Sqlite(data.to_owned()), 5_000.0, length, Some(TARGET_P99)));
+    let sqlite_met = runtime.block_on(soak(&server, Store::Sqlite(data.to_owned(), Default::default()), 5_000.0, length, Some(TARGET_P99)));
     drop(server);
     let check = vegas(data, &["ledger", "check"]);
     println!("  ledger check: {}", String::from_utf8_lossy(&check.stdout).lines().next().unwrap_or_default());

@@ -224,6 +224,9 @@ async fn metrics_are_on_the_operators_address_pass_promtool_and_probes_tell_read
     assert_eq!(value(r#"vegas_rate_limit_refusals_total{limit="sessions_per_address"}"#), refused as f64);
     assert_eq!(value("vegas_settler_backlog_tickets"), 0.0);
     assert!(value("vegas_sqlite_wal_bytes") > 0.0);
+    // The writer committed sales: it looked pages up, in its cache and (a store just opened) in the file.
+    assert!(value(r#"vegas_sqlite_writer_pages_total{from="cache"}"#) > 0.0);
+    assert!(value(r#"vegas_sqlite_writer_pages_total{from="file"}"#) > 0.0);
     assert_eq!(value("vegas_password_hashes_waiting"), 0.0);
     // Never on the players' address.
     let players_side = http.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();

@@ -12,6 +12,8 @@
 //! | `vegas_tickets_settled_total` | unfinished tickets the settler credited |
 //! | `vegas_settler_backlog_tickets`, `vegas_settler_lag_seconds` | due tickets not yet settled, and how late the oldest is |
 //! | `vegas_sqlite_wal_bytes`, `vegas_sqlite_wal_frames` | the WAL file's size; the frames it holds since it started over |
+//! | `vegas_sqlite_checkpoint_written_bytes_total` | bytes the checkpoints copied into the database (each page changed between two passes, once) |
+//! | `vegas_sqlite_writer_pages_total{from}` | pages the writer looked at: found in its cache (`cache`) or read (`file`) |
 //! | `vegas_sqlite_checkpoint_pause_seconds` | the writer's pauses to finish a checkpoint (after which the WAL starts over) |
 //! | `vegas_db_pool_connections{state}`, `vegas_db_pool_waiting`, `vegas_db_pool_wait_seconds` | PostgreSQL's pool |
 //! | `vegas_rate_limit_refusals_total{limit}` | requests and connections refused for a rate or a cap |
@@ -59,6 +61,12 @@ fn describe() {
     describe_gauge!("vegas_settler_lag_seconds", metrics::Unit::Seconds, "How long past its due time the oldest unsettled ticket is (0 when none is late)");
     describe_gauge!("vegas_sqlite_wal_bytes", metrics::Unit::Bytes, "Size of the embedded store's write-ahead log");
     describe_gauge!("vegas_sqlite_wal_frames", "Frames in the write-ahead log since it last started over (pages written, not yet all copied back)");
+    describe_counter!(
+        "vegas_sqlite_checkpoint_written_bytes_total",
+        metrics::Unit::Bytes,
+        "Bytes the checkpoints copied from the write-ahead log into the database"
+    );
+    describe_counter!("vegas_sqlite_writer_pages_total", "Pages the writer looked at, by where it found them (cache, file)");
     describe_histogram!(
         "vegas_sqlite_checkpoint_pause_seconds",
         metrics::Unit::Seconds,

@@ -133,6 +133,7 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
                 match passive(&conn) {
                     Ok(Progress { frames, .. }) => {
                         metrics::gauge!("vegas_sqlite_wal_frames").set(frames as f64);
+                        metrics::counter!("vegas_sqlite_checkpoint_written_bytes_total").absolute(super::paced::written_bytes());
                         if frames > RESTART_FRAMES && catch_up(&conn) {
                             ask.store(true, Ordering::Relaxed);
                         }

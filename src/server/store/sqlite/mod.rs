@@ -23,7 +23,7 @@ use crate::payload::Serial;
 use crate::server::names::PlayerName;
 use async_trait::async_trait;
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, ffi, params};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -110,6 +110,19 @@ fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Adds the pages a connection found in its cache and those it had to read since the last call to
+/// `vegas_sqlite_writer_pages_total{from}`: a store outgrowing the writer's cache reads more.
+fn count_page_reads(conn: &Connection) {
+    for (op, from) in [(ffi::SQLITE_DBSTATUS_CACHE_HIT, "cache"), (ffi::SQLITE_DBSTATUS_CACHE_MISS, "file")] {
+        let (mut current, mut highest) = (0, 0);
+        // SAFETY: the connection's own handle, used on its thread; the call only reads its counters
+        // (and resets them).
+        if unsafe { ffi::sqlite3_db_status(conn.handle(), op, &mut current, &mut highest, 1) } == ffi::SQLITE_OK {
+            metrics::counter!("vegas_sqlite_writer_pages_total", "from" => from).increment(current as u64);
+        }
+    }
+}
+
 /// Who opens the store, which decides what is done with a write-ahead log found on opening.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opening {
@@ -151,7 +164,10 @@ impl SqliteStore {
         grow_in_chunks(&conn)?;
         let (checkpointer, finish) = checkpoint::start(path)?;
         let lots = Arc::new(LotsCache::default());
-        let writer = Writer::start(conn, lots.clone(), move |conn| finish.after_commit(conn))?;
+        let writer = Writer::start(conn, lots.clone(), move |conn| {
+            finish.after_commit(conn);
+            count_page_reads(conn);
+        })?;
         Ok(SqliteStore { writer, lots, readers, _checkpointer: checkpointer, file: path.to_owned() })
     }
 

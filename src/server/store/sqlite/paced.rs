@@ -25,6 +25,14 @@ const FLUSH_EVERY: i64 = 256 << 10;
 const BREATH: std::time::Duration = std::time::Duration::from_millis(1);
 /// Flushes asked for since the process started.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
+/// Bytes checkpoints copied into databases since the process started.
+static WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes checkpoints copied into databases through this VFS since the process started: the pages
+/// that changed between passes, each once, whatever the WAL's length.
+pub fn written_bytes() -> u64 {
+    WRITTEN.load(Ordering::Relaxed)
+}
 
 /// SQLite's file object for one open file: ours in front, the `unix` VFS's right after it.
 #[repr(C)]
@@ -150,6 +158,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, data: *const c_void, am
         let rc = write(real, data, amount, offset);
         let paced = file.cast::<PacedFile>();
         if rc == ffi::SQLITE_OK && (*paced).database >= 0 {
+            WRITTEN.fetch_add(amount as u64, Ordering::Relaxed);
             (*paced).unflushed += i64::from(amount);
             if (*paced).unflushed >= FLUSH_EVERY {
                 (*paced).unflushed = 0;
@@ -221,12 +230,13 @@ mod tests {
         };
         let written = sample(&writer);
 
-        let flushed = FLUSHES.load(Ordering::Relaxed);
+        let (flushed, written_before) = (FLUSHES.load(Ordering::Relaxed), written_bytes());
         let checkpointer = Connection::open_with_flags_and_vfs(&path, OpenFlags::default(), VFS).unwrap();
         let (busy, frames, copied): (i64, i64, i64) =
             checkpointer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
         assert_eq!((busy, frames, copied), (0, 0, 0), "copied back and the WAL emptied");
         assert!(FLUSHES.load(Ordering::Relaxed) - flushed >= 7, "8 MB copied, a flush a megabyte");
+        assert!(written_bytes() - written_before >= 8_000_000, "every page copied is counted");
 
         drop((writer, checkpointer));
         let reader = Connection::open(&path).unwrap();
