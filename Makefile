@@ -24,6 +24,10 @@ tools:
 
 # The game in dist/, then the designers' preview in dist/preview/, the « Vérifier » page in dist/verifier/ and
 # the « Jeu responsable » page in dist/jeu-responsable/ (Trunk empties dist/ first).
+# The crates' sources as panic messages name them, without the machine's registry path: bytes every
+# player downloads for nothing.
+REGISTRY := $(firstword $(wildcard $(or $(CARGO_HOME),$(HOME)/.cargo)/registry/src/index.crates.io-*/))
+dist: export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS = $(if $(REGISTRY),--remap-path-prefix=$(REGISTRY)=)
 dist: tools
 	cargo fetch --locked
 	trunk build --release

@@ -122,12 +122,30 @@ impl Jwk {
         if self.kty != "OKP" || self.crv != "Ed25519" {
             return Err(PayloadError::UnsupportedKey(self.kid.clone()));
         }
-        B64.decode(&self.x).ok().and_then(|b| b.try_into().ok()).ok_or_else(|| PayloadError::UnsupportedKey(self.kid.clone()))
+        decode64(&self.x).and_then(|b| b.try_into().ok()).ok_or_else(|| PayloadError::UnsupportedKey(self.kid.clone()))
     }
 
     fn verifying_key(&self) -> Result<VerifyingKey, PayloadError> {
         VerifyingKey::from_bytes(&self.public_key()?).map_err(|_| PayloadError::UnsupportedKey(self.kid.clone()))
     }
+}
+
+/// Unpadded base64url (RFC 7515) decoded: by the base64 crate natively; in the browser by its own
+/// `Uint8Array.fromBase64`, so that the game's download carries no decoder of its own.
+#[cfg(not(target_arch = "wasm32"))]
+fn decode64(text: &str) -> Option<Vec<u8>> {
+    B64.decode(text).ok()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn decode64(text: &str) -> Option<Vec<u8>> {
+    // Padding and whitespace are refused, as by the crate: `fromBase64` itself would skip them.
+    if text.bytes().any(|b| !(b.is_ascii_alphanumeric() || b == b'-' || b == b'_')) {
+        return None;
+    }
+    let options = js_sys::Base64Options::new();
+    options.set_alphabet(js_sys::Base64Alphabet::Base64Url);
+    js_sys::Uint8Array::from_base64_with_options(text, &options).ok().map(|bytes| bytes.to_vec())
 }
 
 /// RFC 7638 thumbprint: SHA-256 of the required members in lexicographic order, base64url.
@@ -233,21 +251,20 @@ impl<'a> SignedPayload<'a> {
         let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return Err(PayloadError::Malformed("expected three dot-separated parts"));
         };
-        let header: Header =
-            B64.decode(header64).ok().and_then(|h| crate::json::from_slice(&h).ok()).ok_or(PayloadError::Malformed("unreadable protected header"))?;
+        let header: Header = decode64(header64).and_then(|h| crate::json::from_slice(&h).ok()).ok_or(PayloadError::Malformed("unreadable protected header"))?;
         if header.alg != "EdDSA" {
             return Err(PayloadError::Algorithm(header.alg));
         }
         let key = jwks.keys.iter().find(|k| k.kid == header.kid).ok_or(PayloadError::UnknownKey(header.kid))?;
         let signature: [u8; 64] =
-            B64.decode(sig64).ok().and_then(|s| s.try_into().ok()).ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
+            decode64(sig64).and_then(|s| s.try_into().ok()).ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
         let signing_input = &token[..header64.len() + 1 + claims64.len()];
         Ok(SignedPayload { key, signing_input, signature, claims64 })
     }
 
     /// The claims, once the signature has passed: their version, their symbols, and the lot they read.
     pub fn open(&self) -> Result<VerifiedTicket, PayloadError> {
-        let claims_json = B64.decode(self.claims64).map_err(|_| PayloadError::Malformed("claims are not base64url"))?;
+        let claims_json = decode64(self.claims64).ok_or(PayloadError::Malformed("claims are not base64url"))?;
         // Read the version first so that a future format is reported as such, not as garbage.
         #[derive(Deserialize)]
         struct Versioned {

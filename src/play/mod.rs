@@ -122,9 +122,15 @@ impl Game {
     }
 
     /// The surface a one-surface view shows (a phone): the one being uncovered, while it has zones left;
-    /// then the first the player may scratch; at the end, the last one uncovered. So « Auto » keeps the
-    /// zone it uncovers in view, and « Jouez » starts on the chosen surface.
+    /// then the first the player may scratch; at the end, the one that won the most (the last one
+    /// uncovered if none won). So « Auto » keeps the zone it uncovers in view, « Jouez » starts on the
+    /// chosen surface, and a ticket ends on its win rather than on a loss beside it.
     pub fn surface_in_play(&self) -> Surface {
+        if self.all_revealed()
+            && let Some(best) = Surface::ALL.into_iter().filter(|&s| !self.outcome.surface_win(s).is_zero()).max_by_key(|&s| self.outcome.surface_win(s))
+        {
+            return best;
+        }
         let last = self.revealed.last().map(|z| z.surface()).or(self.chosen);
         let unfinished = |s: &Surface| !self.surface_done(*s);
         last.filter(unfinished).or_else(|| Surface::ALL.into_iter().find(|s| s.zones().any(|z| self.can_scratch(z)))).or(last).unwrap_or(Surface::Poker)
@@ -232,7 +238,10 @@ mod tests {
         assert_eq!(auto.surface_in_play(), Surface::Poker);
         while let Some(z) = auto.next_auto_zone() {
             auto.apply(Action::Reveal(z));
-            assert_eq!(auto.surface_in_play(), z.surface(), "« Auto » keeps the zone it uncovers in view");
+            // Once all is uncovered the view turns to the win: `a_one_surface_view_ends_on_the_win`.
+            if !auto.all_revealed() {
+                assert_eq!(auto.surface_in_play(), z.surface(), "« Auto » keeps the zone it uncovers in view");
+            }
         }
         let mut jouez = game(Mode::Jouez);
         jouez.apply(Action::Choose(Surface::Craps));
@@ -245,5 +254,31 @@ mod tests {
         assert_eq!(jouez.surface_in_play(), Surface::Poker, "then the first surface left to scratch");
         jouez.apply(Action::Reveal(Zone::JackpotTray));
         assert_eq!(jouez.surface_in_play(), Surface::Jackpot, "the one the player turned to");
+    }
+
+    #[test]
+    fn a_one_surface_view_ends_on_the_win() {
+        let design = Design::default_design();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        // A win on one surface that « Auto » does not uncover last.
+        let (ticket, outcome, winner) = std::iter::repeat_with(|| compose(&design, Cents::euros(3), &mut rng).unwrap())
+            .find_map(|ticket| {
+                let outcome = ticket.evaluate().unwrap();
+                let winner = Surface::ALL.into_iter().find(|&s| !outcome.surface_win(s).is_zero())?;
+                (winner != Surface::Jackpot).then_some((ticket, outcome, winner))
+            })
+            .unwrap();
+        let mut won = Game { ticket, outcome, ..game(Mode::Auto) };
+        while let Some(z) = won.next_auto_zone() {
+            won.apply(Action::Reveal(z));
+        }
+        assert_eq!(won.surface_in_play(), winner, "the winning surface, not the last one uncovered (Jackpot)");
+
+        let ticket = compose(&design, Cents::ZERO, &mut rng).unwrap();
+        let mut lost = Game { outcome: ticket.evaluate().unwrap(), ticket, ..game(Mode::Auto) };
+        while let Some(z) = lost.next_auto_zone() {
+            lost.apply(Action::Reveal(z));
+        }
+        assert_eq!(lost.surface_in_play(), Surface::Jackpot, "nothing won: the last one uncovered");
     }
 }

@@ -31,6 +31,7 @@ pub fn use_account_form() -> AccountForm {
 pub fn log_out() {
     yew::platform::spawn_local(async {
         let _ = api::logout().await;
+        super::local::note_signed_out();
         reload();
     })
 }

@@ -164,7 +164,8 @@ pub(super) async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::E
 
 /// The request with a JSON body.
 fn with_json(request: RequestBuilder, body: &impl Serialize) -> Request {
-    let text = json::to_string(body).expect("plain structs serialise");
+    // Not `expect` either: its message would format the error with `Debug`, a formatter for nothing.
+    let Ok(text) = json::to_string(body) else { unreachable!("plain structs serialise") };
     // Not `expect`: its message would format gloo-net's error, and bring serde_json's into the download.
     let Ok(request) = request.header("Content-Type", "application/json").body(text) else { unreachable!("a string body is always accepted") };
     request

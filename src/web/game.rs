@@ -81,7 +81,7 @@ fn use_auto(model: &UseReducerHandle<Model>) {
 #[function_component(App)]
 pub fn app() -> Html {
     // A purchase left unanswered before a reload is pending from the start: sent again, never forgotten.
-    let model = use_reducer(|| Model { pending_purchase: PendingPurchase::stored(), ..Model::default() });
+    let model = use_reducer(|| Model { pending_purchase: PendingPurchase::stored(), message: local::first_message(), ..Model::default() });
     let dispatch = model.dispatcher();
     let pending: PendingSlot = use_mut_ref(|| model.pending_purchase.clone());
     let account = use_account_form();
@@ -205,7 +205,8 @@ pub fn app() -> Html {
             { for model.reality_check.as_ref().map(|check| reality_dialog(check, &dispatch)) }
             <main>
                 { controls(can_buy, model.pending_purchase.is_some() && !model.busy, &on_buy) }
-                <p class="message" role="status" aria-live="polite" data-testid="message">{ if short {
+                // One line at a time: a failure takes the message's place rather than push the ticket down.
+                <p class="message" role="status" aria-live="polite" data-testid="message" hidden={model.error.is_some()}>{ if short {
                     // One message at a time: why the buttons are off, and the way to add money.
                     format!("{} {}", api::short_of_price_fr(), if model.demo { "Ajoutez-en avec « + 50 € démo », en haut." } else { "Approvisionnez votre compte pour rejouer." })
                 } else {

@@ -87,6 +87,9 @@ pub fn recall_banner(view: &TicketView, on_back: Callback<MouseEvent>) -> Html {
                 { format!(" du ticket N° {}, acheté le {}", view.serial, french_time(view.sold_at, true)) }
             </p>
             <button class="link" data-testid="recall-back" onclick={on_back}>{ "Retour au jeu" }</button>
+            // Folded: unfolded, twelve steps would push the ticket below the screen.
+            <details class="steps-box">
+            <summary>{ "Étapes du jeu" }</summary>
             <ol class="steps" data-testid="recall-steps">
                 { for view.revealed.iter().enumerate().filter_map(|(i, &z)| Some((view.revealed_at.get(i), Zone::from_index(z)?))).map(|(at, z)| html! {
                     <li>
@@ -95,6 +98,7 @@ pub fn recall_banner(view: &TicketView, on_back: Callback<MouseEvent>) -> Html {
                     </li>
                 }) }
             </ol>
+            </details>
         </section>
     }
 }

@@ -10,6 +10,27 @@ fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
 }
 
+const SIGNED_OUT: &str = "vegas.signed-out";
+
+/// Remembers, across the reload that follows, that the player has just signed out.
+pub fn note_signed_out() {
+    if let Some(session) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
+        let _ = session.set_item(SIGNED_OUT, "1");
+    }
+}
+
+/// What the page says on its first render: that the player signed out, once, after its reload.
+pub fn first_message() -> String {
+    let session = web_sys::window().and_then(|w| w.session_storage().ok().flatten());
+    match session.filter(|s| s.get_item(SIGNED_OUT).ok().flatten().is_some()) {
+        Some(session) => {
+            let _ = session.remove_item(SIGNED_OUT);
+            "Vous êtes déconnecté.".into()
+        }
+        None => String::new(),
+    }
+}
+
 /// Keeps what the game has that the server may not: the zones uncovered on the game in play (until
 /// [`LocalReveals::forget`] once the server has them), and the purchase in flight (or none).
 pub fn keep(played: Option<&Game>, purchase: Option<&PendingPurchase>) {

@@ -161,13 +161,9 @@ impl Reducible for Model {
                 if m.recall.as_ref().is_some_and(|r| r.view.id != game.ticket_id) {
                     m.recall = None;
                 }
-                m.message = if game.completed {
-                    format!("Ticket {} : {}", game.serial, result_text(&game))
-                } else if game.needs_choice() {
-                    "Choisissez la surface par laquelle commencer.".into()
-                } else {
-                    format!("Ticket {} en jeu.", game.serial)
-                };
+                // A finished ticket's banner says its result (the message gives way to it); a new one
+                // leaves the choice to the ticket's own hint.
+                m.message = if game.completed { String::new() } else { format!("Ticket {} en jeu.", game.serial) };
                 m.error = None;
                 m.recorded.retain(|(id, _)| *id != game.ticket_id && m.recall.as_ref().and_then(|r| r.back_to.as_ref()).is_some_and(|g| g.ticket_id == *id));
                 m.recorded.push((game.ticket_id.clone(), recorded));
@@ -189,7 +185,7 @@ impl Reducible for Model {
                         Action::Choose(s) => format!("Grattez d'abord la surface {}.", s.name_fr()),
                         Action::Reveal(z) if g.surface_done(z.surface()) => surface_text(g, z.surface()),
                         Action::Reveal(_) => m.message.clone(),
-                        Action::Completed => result_text(g),
+                        Action::Completed => String::new(),
                     };
                 }
             }
@@ -229,8 +225,4 @@ fn surface_text(g: &Game, s: Surface) -> String {
         Some(w) if !w.is_zero() => format!("{} : gagné {w} !", s.name_fr()),
         _ => format!("{} : perdu.", s.name_fr()),
     }
-}
-
-fn result_text(g: &Game) -> String {
-    if g.outcome.lot.is_zero() { "Pas de gain cette fois.".into() } else { format!("Bravo ! Vous gagnez {}.", g.outcome.lot) }
 }

@@ -1,4 +1,5 @@
-//! A ticket's result above it: « Gagné ! » with the amount counting up, and a celebration that grows
+//! A ticket's result above it: « Gagné ! » with the amount counting up (as the player watches the
+//! ticket end; at once for one recalled), and a celebration that grows
 //! with the lot; « Pas de gain cette fois »; « Rejouer ». Its room is kept while the game goes on, so
 //! that nothing moves when it shows.
 
@@ -48,8 +49,7 @@ fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::In
     if super::scratch_zone::prefers_reduced_motion() {
         return None;
     }
-    // From when the banner shows (it waits for the last foil to fade, see the style).
-    let start = js_sys::Date::now() + 450.0;
+    let start = js_sys::Date::now();
     // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
     let duration = 600.0 + 300.0 * (target.0 as f64 / 100.0).max(1.0).log10();
     text.set_node_value(Some(&Cents::ZERO.to_string()));
@@ -64,20 +64,33 @@ fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::In
 pub fn ticket_result(props: &ResultProps) -> Html {
     let amount = use_node_ref();
     let won = !props.lot.is_zero();
+    // Only a win the player watches end counts up: a ticket recalled or reopened finished (or gone
+    // back to after a recall) shows its amount at once.
+    let watched = {
+        let in_play = use_mut_ref(|| None::<AttrValue>);
+        let mut in_play = in_play.borrow_mut();
+        if !props.completed {
+            *in_play = Some(props.ticket_id.clone());
+        } else if in_play.as_ref() != Some(&props.ticket_id) {
+            *in_play = None;
+        }
+        in_play.is_some()
+    };
     {
         let amount = amount.clone();
-        let counted = (props.completed && won).then(|| (props.ticket_id.clone(), props.lot));
+        let counted = (props.completed && won && watched).then(|| (props.ticket_id.clone(), props.lot));
         use_effect_with(counted, move |counted| {
             let counting = counted.as_ref().and_then(|(_, lot)| count_up(&amount, *lot));
             move || drop(counting)
         });
     }
     if !props.completed {
-        return html! { <div class="result pending" aria-hidden="true"></div> };
+        // The same element as the result to come (a live region: screen readers announce it).
+        return html! { <div class="result pending" role="status"></div> };
     }
     let lot = props.lot;
     html! {
-        <div class={classes!("result", won.then_some("won"), celebration(lot))} data-testid="result">
+        <div class={classes!("result", won.then_some("won"), celebration(lot))} role="status" data-testid="result">
             if won {
                 <span class="result-title">{ "Gagné !" }</span>
                 <span class="result-amount" ref={amount} data-testid="result-amount">{ lot.to_string() }</span>

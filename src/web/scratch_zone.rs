@@ -41,7 +41,8 @@ pub struct FoilSettings {
     pub half_scratched: bool,
 }
 
-/// Time between two zones uncovered by « Auto » (the game and its preview pace it alike).
+/// Time between two zones uncovered by « Auto » (the game and its preview pace it alike): a foil's fade
+/// (the style's `.foil` transition), so that each zone shows before the next goes.
 pub fn auto_pause_ms() -> u32 {
     if prefers_reduced_motion() { 80 } else { 450 }
 }
@@ -94,6 +95,13 @@ fn paint_foil(canvas: &HtmlCanvasElement, zone: Zone, pixel_ratio: Option<f64>) 
     canvas.set_height((h * dpr).round() as u32);
     let ctx = context(canvas)?;
     ctx.scale(dpr, dpr).ok()?;
+    if zone == Zone::RouletteWheel {
+        // The round wheel's foil is painted round on a square canvas, not rounded by the style: a
+        // finger that starts a stroke in its corners lands on the canvas, which then takes the stroke.
+        ctx.begin_path();
+        ctx.ellipse(w / 2.0, h / 2.0, w / 2.0, h / 2.0, 0.0, 0.0, std::f64::consts::TAU).ok()?;
+        ctx.clip();
+    }
     ctx.set_fill_style_str("#c9cdd3");
     ctx.fill_rect(0.0, 0.0, w, h);
     let art = foil_art(zone).filter(HtmlImageElement::complete).filter(|art| ctx.draw_image_with_html_image_element_and_dw_and_dh(art, 0.0, 0.0, w, h).is_ok());

@@ -227,6 +227,9 @@ pub async fn record_reveals(dispatch: &Dispatch, game: &Game) -> Option<usize> {
 
 /// Ends a game whose every zone the server has, and credits its win.
 pub async fn finish(dispatch: &Dispatch, ticket_id: &str) {
+    // The result shows once the last foil has faded, and the credit, the message and the history's
+    // entry with it: one moment, not a balance that moves before the banner says why.
+    let faded = gloo_timers::future::TimeoutFuture::new(super::scratch_zone::auto_pause_ms()); // a foil's fade
     let balance = match until_answered(dispatch, None, || api::complete(ticket_id)).await {
         Ok(done) => Ok(done.balance_cents),
         // Completed already (an answer lost on the way, another tab): its win is in the balance.
@@ -236,10 +239,13 @@ pub async fn finish(dispatch: &Dispatch, ticket_id: &str) {
     match balance {
         Ok(balance_cents) => {
             LocalReveals::forget(ticket_id);
+            let (history, ()) = futures::future::join(api::history(None), faded).await;
             dispatch.dispatch(Msg::Synced);
             dispatch.dispatch(Msg::Balance(balance_cents));
             dispatch.dispatch(Msg::Play(ticket_id.to_owned(), crate::play::Action::Completed));
-            refresh_history(dispatch).await;
+            if let Ok(tickets) = history {
+                dispatch.dispatch(Msg::History { tickets, cursors: Vec::new() });
+            }
         }
         Err(e) => fail(dispatch, e),
     }

@@ -91,6 +91,103 @@ test('by keyboard the focused scratch zone shows its ring, drawn inside the zone
   await context.close();
 });
 
+test('a finger that starts its stroke in a corner of the round wheel scratches the wheel (touch events through CDP)', async () => {
+  const { page, context, errors } = await newPlayer({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=tab-roulette]');
+  await page.click('[data-testid=choose-roulette]');
+  const foil = page.locator('[data-testid=foil-roulette-wheel]');
+  await foil.scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid=foil-roulette-wheel][tabindex="0"]');
+  const b = await foil.boundingBox();
+  // What a touch screen sends (not synthetic pointer events): the browser picks the touched element
+  // and captures the pointer to it, as on a phone.
+  const cdp = await context.newCDPSession(page);
+  const touch = (type, x, y) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [{ x, y }] });
+  // From the top-left corner, outside the round foil, in a zig-zag down the wheel.
+  await touch('touchStart', b.x + 3, b.y + 3);
+  for (let row = 1; row <= 12; row++) {
+    await touch('touchMove', row % 2 ? b.x + b.width - 3 : b.x + 3, b.y + (row / 12) * (b.height - 3));
+    await page.waitForTimeout(16);
+  }
+  await touch('touchEnd');
+  await page.waitForSelector('[data-testid=zone-roulette-wheel][data-revealed=true]', { timeout: 5000 });
+  await page.screenshot({ path: join(artifacts, '24-wheel-by-touch.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+const box = async (page, selector) => page.locator(selector).boundingBox();
+
+test('no empty band above the ticket: in play the message line holds the result\'s room, and nothing moves when the result shows', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=ticket]');
+  const [controls, message, inPlay] = [await box(page, '.controls'), await box(page, '[data-testid=message]'), await box(page, '[data-testid=ticket]')];
+  assert.match(await page.locator('[data-testid=message]').textContent(), /\S/, 'the line between the buttons and the ticket says something');
+  assert.ok(inPlay.y - (controls.y + controls.height) <= message.height + 2 * 10 + 1, `only the message line between the buttons and the ticket (${inPlay.y - controls.y - controls.height} px)`);
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  const ended = await box(page, '[data-testid=ticket]');
+  assert.equal(ended.y, inPlay.y, 'the ticket stays where it was when the result shows');
+  assert.equal(await page.locator('[data-testid=message]').isVisible(), false, 'one text at a time: the result in the message\'s place');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a long history leaves no hole between the buttons and the ticket', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.evaluate(async () => {
+    for (let i = 0; i < 11; i++) {
+      const bought = await fetch('/api/tickets', { method: 'POST', headers: { 'content-type': 'application/json', 'Idempotency-Key': `hole-${i}` }, body: '{"mode":"auto"}' });
+      const { ticket } = await bought.json();
+      await fetch(`/api/tickets/${ticket.id}/complete`, { method: 'POST' });
+    }
+  });
+  await page.reload();
+  await page.waitForSelector('[data-testid=history-item-9]');
+  const [controls, welcome, history] = [await box(page, '.controls'), await box(page, '[data-testid=welcome]'), await box(page, '[data-testid=history]')];
+  assert.ok(history.height > 600, `the history column is long (${history.height} px)`);
+  assert.ok(welcome.y - (controls.y + controls.height) < 60, `the welcome card right under the buttons (${welcome.y - controls.y - controls.height} px)`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a phone on its side (844×390): the ticket beside the buttons in one screen, then the result and the balance', async () => {
+  const { page, context, errors } = await newPlayer({ viewport: { width: 844, height: 390 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+  const inView = async selector => {
+    const b = await box(page, selector);
+    return b && b.y >= 0 && b.y + b.height <= 390 && b.x >= 0 && b.x + b.width <= 844;
+  };
+  await page.click('[data-testid=play-auto]');
+  await page.waitForSelector('[data-testid=ticket]');
+  for (const selector of ['[data-testid=ticket]', '[data-testid=balance]', '[data-testid=play-auto]']) assert.ok(await inView(selector), `${selector} in view while playing`);
+  await page.screenshot({ path: join(artifacts, '25-landscape-play.png') });
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  for (const selector of ['[data-testid=result]', '[data-testid=balance]', '[data-testid=ticket]']) assert.ok(await inView(selector), `${selector} in view at the end`);
+  assert.equal(await page.evaluate(() => scrollY), 0, 'no scrolling to see it');
+  await page.screenshot({ path: join(artifacts, '26-landscape-end.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('logging out says so, and the page starts afresh', async () => {
+  const { page, context, errors } = await newPlayer();
+  const name = `sortie${Date.now() % 100000}`;
+  await page.click('[data-testid=open-register]');
+  await page.fill('[data-testid=account-name]', name);
+  await page.fill('[data-testid=account-password]', 'un mot de passe');
+  await page.click('[data-testid=account-submit]');
+  await page.waitForSelector('[data-testid=logout]');
+  await page.click('[data-testid=logout]');
+  await page.waitForFunction(() => /Vous êtes déconnecté/.test(document.querySelector('[data-testid=message]')?.textContent ?? ''));
+  assert.equal(await page.locator('[data-testid=player-name]').count(), 0, 'no longer signed in');
+  await page.reload();
+  await page.waitForFunction(() => /\d,\d\d/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
+  assert.doesNotMatch(await page.locator('[data-testid=message]').textContent(), /déconnecté/, 'said once, not at every visit');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a first visit and a reload leave the console clean, and the reload keeps the same player', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   const page = await context.newPage();

@@ -14,7 +14,7 @@ before(async () => {
   deckDir = mkdtempSync(join(tmpdir(), 'vegas-deck-'));
   const deck = join(deckDir, 'deck.txt');
   // One ticket per line: a design pattern's name, or a lot in euros.
-  writeFileSync(deck, ['# the jackpot first, then a losing ticket', '40 000 € — quatre surfaces', '0', '5'].join('\n'));
+  writeFileSync(deck, ['# the jackpot first, then two losing tickets, then a pair at poker', '40 000 € — quatre surfaces', '0', '0', '5 € — paire'].join('\n'));
   server = await startTicketServer({ args: ['--qa-deck', deck] });
   browser = await launchBrowser();
 });
@@ -51,10 +51,31 @@ async function newPlayer({ realMoney = false, phone = false } = {}) {
   return { context, page };
 }
 
-test('the deck’s first ticket wins 40 000 €, credited to the balance', async () => {
+test('the deck’s first ticket wins 40 000 €: credit, history and banner in one moment, one text at a time; recalled, its amount at once', async () => {
   const { context, page } = await newPlayer();
+  // The page's clock, frame by frame, when each first showed the win: together, not a balance and a
+  // history ahead of the banner (which used to wait half a second, then count up from 0 €).
+  await page.evaluate(() => {
+    window.firstSaid = {};
+    const said = {
+      banner: () => Number(getComputedStyle(document.querySelector('[data-testid=result]') ?? document.body).opacity) > 0.1 && document.querySelector('[data-testid=result]'),
+      balance: () => /40\s097,00/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''),
+      history: () => /gagné 40\s000,00/.test(document.querySelector('[data-testid=history-item-0]')?.textContent ?? ''),
+    };
+    const frame = () => {
+      for (const [what, shows] of Object.entries(said)) if (!(what in window.firstSaid) && shows()) window.firstSaid[what] = performance.now();
+      if (Object.keys(window.firstSaid).length < 3) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  await page.waitForFunction(() => Object.keys(window.firstSaid).length === 3);
+  const firstSaid = await page.evaluate(() => window.firstSaid);
+  const times = Object.values(firstSaid);
+  assert.ok(Math.max(...times) - Math.min(...times) < 200, `shown together: ${JSON.stringify(firstSaid)}`);
+  // One text at a time: the message line gives way to the banner.
+  assert.equal(await page.locator('[data-testid=message]').isVisible(), false);
   // The amount counts up to the lot.
   await page.waitForFunction(() => /40\s000,00/.test(document.querySelector('[data-testid=result-amount]')?.textContent ?? ''));
   assert.ok(await page.evaluate(() => window.notesPlayed) >= 6, 'a chime for each surface won, then a fanfare');
@@ -66,6 +87,23 @@ test('the deck’s first ticket wins 40 000 €, credited to the balance', async
   const claims = JSON.parse(Buffer.from(ticket.payload.split('.')[1], 'base64url').toString());
   assert.equal(claims.qa, true, 'marked as a test ticket');
   await page.screenshot({ path: join(artifacts, 'qa-deck-40000.png'), fullPage: true });
+
+  // Another ticket, then the win looked at again: its amount at once, never counted up, in the past tense.
+  await page.click('[data-testid=play-auto]');
+  await page.waitForFunction(() => /Pas de gain/.test(document.querySelector('[data-testid=result]')?.textContent ?? ''), null, { timeout: 20000 });
+  await page.evaluate(() => {
+    window.amountsShown = [];
+    new MutationObserver(() => {
+      const amount = document.querySelector('[data-testid=result-amount]')?.textContent;
+      if (amount && window.amountsShown.at(-1) !== amount) window.amountsShown.push(amount);
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+  await page.click('[data-testid=history-item-1]');
+  await page.waitForSelector('[data-testid=recall]');
+  await page.waitForTimeout(1500);
+  assert.deepEqual((await page.evaluate(() => window.amountsShown)).map(a => a.replace(/\s/g, ' ')), ['40 000,00 €'], 'the final amount at once');
+  assert.match(await page.locator('[data-testid=recall]').textContent(), /Rappel du ticket N° E0-B1-0000000/);
+  assert.match(await page.locator('[data-testid=result]').textContent(), /^Gagné !40\s000,00\s€$/, 'a past participle, and no « Rejouer » on a recall');
   await context.close();
 });
 
@@ -92,8 +130,12 @@ test('on a phone, the win, the balance and the whole ticket are on screen at onc
   }
   assert.equal(await page.evaluate(() => scrollY), 0, 'no scrolling to see it');
   assert.equal(await page.locator('.surface.in-view').count(), 1, 'one surface at a time, under tabs');
-  await page.click('[data-testid=tab-poker]');
-  assert.ok(await page.locator('[data-testid=surface-poker]').isVisible(), 'a tab shows its surface');
+  // « Auto » uncovers Jackpot last; the ticket ends on the surface that won, the pair at poker.
+  assert.equal(await page.locator('.surface.in-view').getAttribute('data-testid'), 'surface-poker');
+  assert.match(await page.locator('[data-testid=win-poker]').textContent(), /^Gagné : 5,00\s€$/);
+  assert.match(await page.locator('[data-testid=tab-jackpot]').textContent(), /perdu/, 'the tabs say the others');
+  await page.click('[data-testid=tab-jackpot]');
+  assert.ok(await page.locator('[data-testid=surface-jackpot]').isVisible(), 'a tab shows its surface');
   await page.screenshot({ path: join(artifacts, 'phone-win.png') });
   await context.close();
 });
