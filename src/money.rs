@@ -24,10 +24,9 @@ impl Cents {
     /// As printed on a ticket and in the designers' gallery: no cents part when there is none
     /// (« 40 € », « 10 000 € », but « 2,50 € »).
     pub fn short(self) -> String {
-        let full = self.to_string();
         match self.whole_euros() {
-            Some(_) => full.replace(",00\u{a0}€", "\u{a0}€"),
-            None => full,
+            Some(euros) => format!("{}\u{a0}€", group_thousands(euros)),
+            None => self.to_string(),
         }
     }
 

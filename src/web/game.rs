@@ -97,15 +97,17 @@ pub fn app() -> Html {
         })
     };
     // A chime for each surface that shows a win, a fanfare when a won game ends: only for what happens
-    // while the player watches, not for a ticket reopened or recalled as it was.
+    // while the player watches, not for a ticket reopened or recalled as it was. And the focus follows
+    // the play as a ticket is bought, its first surface chosen, a zone uncovered, the ticket ended.
     {
         let heard = use_mut_ref(|| (String::new(), 0, false));
         let progress = model.game.as_ref().map(|g| {
             let won = Surface::ALL.iter().filter(|&&s| g.shown_win(s).is_some_and(|w| !w.is_zero())).count();
-            (g.ticket_id.clone(), won, g.completed, g.outcome.lot)
+            (g.ticket_id.clone(), won, g.completed, g.outcome.lot, g.needs_choice(), g.revealed.len())
         });
         use_effect_with(progress, move |progress| {
-            if let Some((id, won, completed, lot)) = progress {
+            scratch_zone::follow_focus();
+            if let Some((id, won, completed, lot, ..)) = progress {
                 let mut heard = heard.borrow_mut();
                 if heard.0 == *id && *won > heard.1 {
                     sound::surface_won();

@@ -53,6 +53,9 @@ pub fn history(tickets: &[TicketView], first_page: bool, on_recall: &Callback<Ti
                                 <span class="h-stake">{ format!("mise {TICKET_PRICE}") }</span>
                                 <span class={classes!("h-state", t.win_cents.is_some_and(|w| w > 0).then_some("won"))}>{ state }</span>
                             </button>
+                            // Its place in its block's commitment, proved on the « Vérifier » page.
+                            <a class="link h-verify" href={format!("/verifier/#t={}", t.serial)} data-testid={format!("history-verify-{i}")}
+                                aria-label={format!("Vérifier le ticket {}", t.serial)}>{ "Vérifier" }</a>
                         </li>
                     }
                 }) }

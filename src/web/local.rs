@@ -31,10 +31,11 @@ pub fn first_message() -> String {
     }
 }
 
-/// Keeps what the game has that the server may not: the zones uncovered on the game in play (until
-/// [`LocalReveals::forget`] once the server has them), and the purchase in flight (or none).
+/// Keeps what the game has that the server may not: the surface chosen and the zones uncovered on the
+/// game in play (until [`LocalReveals::forget`] once the server has them), and the purchase in flight
+/// (or none).
 pub fn keep(played: Option<&Game>, purchase: Option<&PendingPurchase>) {
-    if let Some(game) = played.filter(|g| !g.completed && !g.revealed.is_empty()) {
+    if let Some(game) = played.filter(|g| !g.completed && (g.chosen.is_some() || !g.revealed.is_empty())) {
         LocalReveals::keep(game);
     }
     match purchase {
@@ -51,17 +52,22 @@ impl LocalReveals {
         format!("vegas.reveals.{ticket_id}")
     }
 
-    /// Kept as the zones' indices in order, comma-separated (« 6,7,0 »).
+    /// Kept as the chosen surface (by its first zone's index, or nothing), then the zones' indices in
+    /// order, comma-separated (« 6;6,7,0 »): a surface chosen and nothing scratched yet survives too.
     fn keep(game: &Game) {
+        let chosen = game.chosen.and_then(|s| s.zones().next()).map(|z| z.index().to_string()).unwrap_or_default();
         let zones: Vec<String> = game.revealed.iter().map(|z| z.index().to_string()).collect();
         if let Some(storage) = storage() {
-            let _ = storage.set_item(&Self::key(&game.ticket_id), &zones.join(","));
+            let _ = storage.set_item(&Self::key(&game.ticket_id), &format!("{chosen};{}", zones.join(",")));
         }
     }
 
-    fn kept(ticket_id: &str) -> Vec<Zone> {
+    /// The surface chosen, and the zones uncovered.
+    fn kept(ticket_id: &str) -> (Option<Zone>, Vec<Zone>) {
         let text = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten()).unwrap_or_default();
-        text.split(',').filter_map(|index| Zone::from_index(index.parse().ok()?)).collect()
+        let (chosen, zones) = text.split_once(';').unwrap_or_default();
+        let zone = |index: &str| Zone::from_index(index.parse().ok()?);
+        (zone(chosen), zones.split(',').filter_map(zone).collect())
     }
 
     /// The server has every zone of this ticket.
@@ -74,13 +80,48 @@ impl LocalReveals {
     /// The game as the server left it, with the zones uncovered here since (before a reload, or while
     /// the network was down) uncovered again, in their order.
     pub fn replay(mut game: Game) -> Game {
-        for zone in Self::kept(&game.ticket_id) {
+        let (chosen, zones) = Self::kept(&game.ticket_id);
+        if let Some(first) = chosen.filter(|_| game.needs_choice()) {
+            game.apply(Action::Choose(first.surface()));
+        }
+        for zone in zones {
             if game.needs_choice() {
                 game.apply(Action::Choose(zone.surface()));
             }
             game.apply(Action::Reveal(zone));
         }
         game
+    }
+}
+
+/// The strokes on a zone's foil, kept until the zone is uncovered so that a reload paints a
+/// half-scratched foil as the player left it: the two ends of each segment, in thousandths of the
+/// zone's width and height (below a pixel), comma-separated.
+pub struct KeptStrokes(String);
+
+impl KeptStrokes {
+    /// A zone of the ticket `ticket_id`; none for a ticket that is not a player's (a preview's).
+    pub fn of(ticket_id: &str, zone: Zone) -> Option<KeptStrokes> {
+        (!ticket_id.is_empty()).then(|| KeptStrokes(format!("vegas.strokes.{ticket_id}.{}", zone.index())))
+    }
+
+    /// The coordinates kept, flat (x, y, x, y…), in fractions of the zone.
+    pub fn load(&self) -> Vec<f64> {
+        let text = storage().and_then(|s| s.get_item(&self.0).ok().flatten()).unwrap_or_default();
+        text.split(',').filter_map(|n| n.parse::<usize>().ok()).map(|n| n as f64 / 1000.0).collect()
+    }
+
+    pub fn store(&self, flat: impl Iterator<Item = f64>) {
+        let thousandths: Vec<String> = flat.map(|f| ((f * 1000.0).round_ties_even() as usize).to_string()).collect();
+        if let Some(storage) = storage() {
+            let _ = storage.set_item(&self.0, &thousandths.join(","));
+        }
+    }
+
+    pub fn forget(&self) {
+        if let Some(storage) = storage() {
+            let _ = storage.remove_item(&self.0);
+        }
     }
 }
 

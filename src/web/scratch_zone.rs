@@ -7,6 +7,7 @@
 //! strokes are kept in fractions of the zone, so that a resized zone (a phone turned sideways) is
 //! painted anew at its size with what had been scratched.
 
+use super::local::KeptStrokes;
 use crate::play::scratch::ScratchGrid;
 use crate::rules::{Zone, serde_name};
 use std::rc::Rc;
@@ -22,6 +23,8 @@ const CELL: f64 = 6.0;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub zone: Zone,
+    /// The ticket's id, under which a half-scratched foil is kept over a reload (empty: not kept).
+    pub ticket_id: AttrValue,
     pub scratchable: bool,
     pub revealed: bool,
     /// Text alternative of the content, read once the zone is uncovered.
@@ -181,10 +184,22 @@ export function recordMoves(canvas, moves, frame) {
   canvas.addEventListener("pointermove", move);
   return move;
 }
+export function followFocus() {
+  const at = document.activeElement;
+  if (at && at !== document.body && !at.matches(":disabled, [tabindex='-1']")) return;
+  (document.querySelector(".replay, .choose, .ticket canvas[tabindex='0']") ?? document.querySelector(".ticket"))?.focus({ preventScroll: true });
+}
 "#)]
 extern "C" {
     #[wasm_bindgen::prelude::wasm_bindgen(js_name = recordMoves)]
     fn record_moves(canvas: &HtmlCanvasElement, moves: &js_sys::Array, frame: &js_sys::Function) -> js_sys::Function;
+    /// Gives the focus to the next thing to play (« Rejouer », a surface to choose, the first zone to
+    /// scratch, else the ticket) when the player's focus was lost (the button it was on went away or
+    /// was turned off, the zone it was on is uncovered); never takes it from anywhere else, and never
+    /// scrolls (a finger scratching on a phone would see the page jump). Here in JavaScript: a few DOM
+    /// calls that would weigh far more in the download as wasm.
+    #[wasm_bindgen::prelude::wasm_bindgen(js_name = followFocus)]
+    pub fn follow_focus();
 }
 
 /// The pointer on a playable zone: listeners on the canvas itself (not through Yew's page-level
@@ -215,12 +230,18 @@ struct Stroke {
 }
 
 impl Strokes {
-    fn listen(canvas: HtmlCanvasElement, zone: Zone, state: Rc<std::cell::RefCell<Scratch>>, on_reveal: Rc<std::cell::RefCell<Callback<Zone>>>) -> Strokes {
+    fn listen(
+        canvas: HtmlCanvasElement,
+        zone: Zone,
+        state: Rc<std::cell::RefCell<Scratch>>,
+        on_reveal: Rc<std::cell::RefCell<Callback<Zone>>>,
+        kept: Rc<Option<KeptStrokes>>,
+    ) -> Strokes {
         let moves = js_sys::Array::new();
         let stroke = Rc::new(std::cell::RefCell::new(Stroke::default()));
         // Draws what was recorded: one path, one pass over the coverage grid.
         let draw = {
-            let (canvas, moves, stroke) = (canvas.clone(), moves.clone(), stroke.clone());
+            let (canvas, moves, stroke, state) = (canvas.clone(), moves.clone(), stroke.clone(), state.clone());
             Rc::new(move || {
                 if moves.length() == 0 {
                     return;
@@ -272,8 +293,12 @@ impl Strokes {
             move |e: PointerEvent| {
                 let down = e.type_() == "pointerdown";
                 if !down {
-                    // A stroke ends: what is recorded is drawn now (its frame then finds nothing left).
+                    // A stroke ends: what is recorded is drawn now (its frame then finds nothing left),
+                    // and kept for a reload.
                     draw();
+                    if let Some(kept) = kept.as_ref() {
+                        kept.store(state.borrow().strokes.iter().flat_map(|&((x0, y0), (x1, y1))| [x0, y0, x1, y1]));
+                    }
                 }
                 *stroke.borrow_mut() = Stroke { starts: true, placement: None };
                 if down {
@@ -343,9 +368,15 @@ pub struct Scratching {
 /// uncovers it, and while it is playable takes strokes and Enter/Space; `on_reveal` hears once that the
 /// player has uncovered it.
 #[hook]
-pub fn use_scratch(zone: Zone, scratchable: bool, revealed: bool, on_reveal: &Callback<Zone>) -> Scratching {
+pub fn use_scratch(zone: Zone, ticket_id: &str, scratchable: bool, revealed: bool, on_reveal: &Callback<Zone>) -> Scratching {
     let canvas_ref = use_node_ref();
-    let state = use_mut_ref(|| Scratch { grid: None, size: (0.0, 0.0), strokes: Vec::new(), last: None, reported: false });
+    let kept = Rc::new(KeptStrokes::of(ticket_id, zone));
+    // A foil half scratched before a reload comes back as it was left.
+    let state = use_mut_ref(|| {
+        let flat = kept.as_ref().as_ref().map(KeptStrokes::load).unwrap_or_default();
+        let strokes = flat.chunks_exact(4).map(|s| ((s[0], s[1]), (s[2], s[3]))).collect();
+        Scratch { grid: None, size: (0.0, 0.0), strokes, last: None, reported: false }
+    });
 
     let settings = use_context::<FoilSettings>().unwrap_or_default();
     {
@@ -388,8 +419,11 @@ pub fn use_scratch(zone: Zone, scratchable: bool, revealed: bool, on_reveal: &Ca
 
     // Uncovered by the system (« Auto », or a reopened ticket): sweep the foil away like a coin would.
     {
-        let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
+        let (canvas_ref, state, kept) = (canvas_ref.clone(), state.clone(), kept.clone());
         use_effect_with(revealed, move |&revealed| {
+            if let Some(kept) = kept.as_ref().as_ref().filter(|_| revealed) {
+                kept.forget();
+            }
             if revealed
                 && !state.borrow().reported
                 && !prefers_reduced_motion()
@@ -408,7 +442,8 @@ pub fn use_scratch(zone: Zone, scratchable: bool, revealed: bool, on_reveal: &Ca
     {
         let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
         use_effect_with(enabled, move |&enabled| {
-            let listening = canvas_ref.cast::<HtmlCanvasElement>().filter(|_| enabled).map(|canvas| Strokes::listen(canvas, zone, state, latest_on_reveal));
+            let listening =
+                canvas_ref.cast::<HtmlCanvasElement>().filter(|_| enabled).map(|canvas| Strokes::listen(canvas, zone, state, latest_on_reveal, kept));
             move || drop(listening)
         });
     }
@@ -431,7 +466,7 @@ pub fn use_scratch(zone: Zone, scratchable: bool, revealed: bool, on_reveal: &Ca
 #[function_component(ScratchZone)]
 pub fn scratch_zone(props: &Props) -> Html {
     let zone = props.zone;
-    let Scratching { canvas, onkeydown, enabled } = use_scratch(zone, props.scratchable, props.revealed, &props.on_reveal);
+    let Scratching { canvas, onkeydown, enabled } = use_scratch(zone, &props.ticket_id, props.scratchable, props.revealed, &props.on_reveal);
     let slug = serde_name(zone);
     let label = if props.revealed {
         format!("{} : {}", zone.label_fr(), props.alt)

@@ -149,7 +149,7 @@ pub async fn history_page(dispatch: Dispatch, cursors: Vec<String>) {
 pub type PendingSlot = Rc<RefCell<Option<PendingPurchase>>>;
 
 /// Signs in (as a guest on first visit), loads the keys and history, then sends again a purchase left
-/// unanswered before a reload, or else resumes an unfinished ticket.
+/// unanswered before a reload, or else resumes an unfinished ticket, or shows the last one.
 pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
     // The keys are public: fetched while the player is signed in, not after.
     let (me, jwks) = futures::future::join(api::sign_in(), api::jwks()).await;
@@ -166,8 +166,9 @@ pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
     }
     let Ok(history) = api::history(None).await else { return };
     dispatch.dispatch(Msg::History { tickets: history.clone(), cursors: Vec::new() });
-    if let Some(unfinished) = history.iter().find(|t| t.state != TicketState::Finished) {
-        open(&dispatch, unfinished, &jwks, !me.demo).await;
+    // The ticket left unfinished, or else the last one played: a reload shows what was on screen.
+    if let Some(last) = history.iter().find(|t| t.state != TicketState::Finished).or(history.first()) {
+        open(&dispatch, last, &jwks, !me.demo).await;
     }
 }
 

@@ -69,7 +69,7 @@ impl Table<'_> {
     fn zone(&self, z: Zone, class: &'static str, content: Html) -> Html {
         let g = self.game;
         html! {
-            <ScratchZone zone={z} scratchable={g.can_scratch(z)} revealed={g.is_revealed(z)} alt={g.ticket.zone_fr(z)}
+            <ScratchZone zone={z} ticket_id={g.ticket_id.clone()} scratchable={g.can_scratch(z)} revealed={g.is_revealed(z)} alt={g.ticket.zone_fr(z)}
                 on_reveal={self.on_reveal.clone()} class={classes!(class)}>{ content }</ScratchZone>
         }
     }
@@ -204,7 +204,7 @@ pub fn ticket_card(props: &Props) -> Html {
         }
     };
     html! {
-        <article class="ticket" data-testid="ticket" data-ticket-id={g.ticket_id.clone()}>
+        <article class="ticket" tabindex="-1" data-testid="ticket" data-ticket-id={g.ticket_id.clone()}>
             { ticket_head(g) }
             if g.needs_choice() { <p class="hint" data-testid="choose-hint">{ "Choisissez la surface par laquelle commencer." }</p> }
             <nav class="surface-tabs" aria-label="Surfaces du ticket">{ for Surface::ALL.map(tab) }</nav>

@@ -5,16 +5,25 @@
 //! ([`crate::block::published`], the same code as `vegas verify`). A few seconds of work: done in
 //! slices, with the progress shown, so the page stays responsive.
 //!
-//! `#e=1&b=1&t=42` in the address fills the form and starts at once (the game links a ticket so). The
-//! ticket field takes the serial as printed on the ticket (`E1-B1-0000042`, which names its block
-//! too) or the bare index.
+//! While the block is still on sale, a ticket of the player's own (found in their history, in this
+//! browser's session) is shown to be in the block's commitment: its signature checked, its leaf
+//! recomputed from its symbols and folded with its inclusion proof up to the published root — the
+//! check the game makes before drawing it ([`super::trust::open_ticket`]), told in words.
+//!
+//! `#e=1&b=1&t=42` or `#t=E1-B1-0000042` in the address fills the form and starts at once (each entry
+//! of the game's history links its ticket so). The ticket field takes the serial as printed on the
+//! ticket (`E1-B1-0000042`, which names its block too) or the bare index.
 
+use super::api::{self, HISTORY_PAGE, TicketView};
 use super::ticket::TicketCard;
+use super::trust::{self, Evidence};
+use crate::api::InclusionProof;
 use crate::block::published::{ClosedBlock, PublishedBlock};
 use crate::block::{AuditReport, hex};
-use crate::payload::Serial;
+use crate::payload::{Jwks, Serial};
 use crate::play::{Game, Mode};
 use crate::rules::Zone;
+use std::cell::Cell;
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -26,9 +35,11 @@ const SLICE: usize = 25_000;
 enum Status {
     Idle,
     Reading,
-    /// The block is still on sale: nothing to recompute yet.
+    /// The block is still on sale: nothing to recompute yet; what was found of the player's own ticket
+    /// asked for, if one was.
     Open {
         root: String,
+        own: String,
     },
     Progress {
         done: usize,
@@ -48,11 +59,15 @@ struct Request {
 }
 
 impl Request {
-    /// From `#e=1&b=1&t=42`.
+    /// From `#e=1&b=1&t=42`, or `#t=E1-B1-0000042` (a printed serial names its block).
     fn from_hash() -> Option<Request> {
         let hash = web_sys::window()?.location().hash().ok()?;
-        let field = |name: &str| hash.trim_start_matches('#').split('&').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse().ok());
-        Some(Request { emission: field("e")?, block: field("b")?, ticket: field("t") })
+        let field = |name: &str| hash.trim_start_matches('#').split('&').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')).map(str::to_owned);
+        if let Some(serial) = field("t").and_then(|t| t.parse::<Serial>().ok()) {
+            return Some(Request { emission: serial.emission, block: serial.block, ticket: Some(serial.index) });
+        }
+        let number = |name: &str| field(name)?.parse().ok();
+        Some(Request { emission: number("e")?, block: number("b")?, ticket: number("t") })
     }
 }
 
@@ -153,7 +168,7 @@ fn status_line(status: &Status) -> Html {
     let text = match status {
         Status::Idle => String::new(),
         Status::Reading => "Lecture du bloc publié…".into(),
-        Status::Open { root } => format!("Ce bloc est encore en vente : sa graine sera publiée à sa clôture. Son empreinte publiée : {root}."),
+        Status::Open { root, own } => format!("{own}Ce bloc est encore en vente : sa graine sera publiée à sa clôture. Son empreinte publiée : {root}."),
         Status::Progress { done, of } => {
             format!("Recalcul du bloc depuis sa graine : {} % ({} tickets sur {})…", done * 100 / of.max(&1), group(*done), group(*of))
         }
@@ -201,7 +216,11 @@ async fn verify(request: Request, status: &UseStateHandle<Status>, ticket: &UseS
     let text = answer.text().await.map_err(|e| e.to_string())?;
     let published: PublishedBlock = crate::json::from_str(&text).map_err(|e| format!("le document du bloc est illisible ({e})"))?;
     if published.seed.is_none() {
-        status.set(Status::Open { root: published.root });
+        let own = match request.ticket {
+            Some(index) => own_ticket_included(Serial { emission: request.emission, block: request.block, index }, &published.root, ticket).await,
+            None => String::new(),
+        };
+        status.set(Status::Open { root: published.root, own });
         return Ok(());
     }
     let closed = ClosedBlock::read(&published).map_err(|e| e.to_string())?;
@@ -232,4 +251,67 @@ async fn verify(request: Request, status: &UseStateHandle<Status>, ticket: &UseS
     let report = audit.conclude(leaves).map_err(|e| e.to_string())?;
     status.set(Status::Verified(Rc::new(report)));
     Ok(())
+}
+
+/// What the check of a player's own ticket fetches: the keys, and its inclusion proof, against the root
+/// this page read from the block's published document.
+struct PublishedRoot {
+    root: String,
+    siblings: Cell<usize>,
+}
+
+impl Evidence for PublishedRoot {
+    async fn fresh_keys(&self) -> Option<Jwks> {
+        api::jwks().await.ok()
+    }
+
+    async fn commitment(&self, ticket_id: &str, _emission: u32, _block: u32) -> Result<(InclusionProof, String), String> {
+        let proof = api::proof(ticket_id).await.map_err(|e| e.message_fr())?;
+        self.siblings.set(proof.path.len());
+        Ok((proof, self.root.clone()))
+    }
+}
+
+/// The player's ticket of this serial, looked for in their history (newest first, a page at a time);
+/// none if it is not theirs, or no one is signed in.
+async fn own_ticket(serial: &str) -> Option<TicketView> {
+    let mut before: Option<String> = None;
+    loop {
+        let page = api::history(before.as_deref()).await.ok()?;
+        if let Some(found) = page.iter().find(|t| t.serial == serial) {
+            return Some(found.clone());
+        }
+        // A page holds HISTORY_PAGE tickets, and the first of the next page when there is one.
+        page.get(HISTORY_PAGE)?;
+        before = Some(page[HISTORY_PAGE - 1].id.clone());
+    }
+}
+
+/// Whether the player's own ticket `serial` is in the commitment `root` of its block still on sale, in
+/// words; a finished ticket is drawn too (an unfinished one is not: it would be uncovered here).
+async fn own_ticket_included(serial: Serial, root: &str, ticket: &UseStateHandle<Option<Rc<Game>>>) -> String {
+    let serial = serial.to_string();
+    let Some(view) = own_ticket(&serial).await else {
+        return format!(
+            "Le ticket {serial} n'est pas parmi les vôtres dans ce navigateur : ouvrez le jeu avec le compte qui l'a acheté, puis revenez ici pour vérifier sa place dans le bloc. "
+        );
+    };
+    let evidence = PublishedRoot { root: root.to_owned(), siblings: Cell::new(0) };
+    let checked = match api::jwks().await {
+        Ok(jwks) => trust::open_ticket(&view, &jwks, false, &evidence).await,
+        Err(e) => Err(e.message_fr()),
+    };
+    match checked {
+        Ok(game) => {
+            let lot = if game.completed { format!(" (gain : {})", game.outcome.lot) } else { String::new() };
+            if game.completed {
+                ticket.set(Some(Rc::new(game)));
+            }
+            format!(
+                "Votre ticket {serial}{lot} fait bien partie de ce bloc. Votre navigateur a vérifié sa signature, recalculé son empreinte à partir de ses symboles et de son gain, puis l'a combinée une à une aux {} empreintes voisines fournies par le serveur : il retrouve exactement l'empreinte que le bloc a publiée avant sa première vente. Ce ticket était donc fixé avant votre achat, et personne n'a pu le changer depuis. ",
+                evidence.siblings.get()
+            )
+        }
+        Err(why) => format!("Votre ticket {serial} ne correspond pas à l'engagement publié du bloc : {why} "),
+    }
 }

@@ -91,6 +91,89 @@ test('by keyboard the focused scratch zone shows its ring, drawn inside the zone
   await context.close();
 });
 
+test('by keyboard alone the focus follows the play: the choice, the zone to scratch, the next zone, then « Rejouer »', async () => {
+  const { page, context, errors } = await newPlayer();
+  const focusIs = testid => page.waitForFunction(id => document.activeElement?.dataset.testid === id, testid, { timeout: 5000 });
+  await page.focus('[data-testid=play-jouez]');
+  await page.keyboard.press('Enter');
+  await focusIs('choose-poker');
+  // The buttons turned off did not leave the focus at the top of the page.
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await focusIs('choose-jackpot');
+  await page.keyboard.press('Enter');
+  await focusIs('foil-jackpot-reels');
+  await page.keyboard.press('Enter');
+  await focusIs('foil-jackpot-tray');
+  await page.keyboard.press('Enter');
+  // The first surface done, the rest in the ticket's order, each by Enter where the focus lands.
+  for (let i = 0; i < 10; i++) {
+    await page.waitForFunction(() => document.activeElement?.matches('canvas[tabindex="0"]'), null, { timeout: 5000 });
+    await page.keyboard.press('Enter');
+  }
+  await focusIs('replay');
+  await page.screenshot({ path: join(artifacts, '22-focus-on-replay.png') });
+  // « Auto »: the focus goes to the ticket while it plays, then to « Rejouer ».
+  await page.focus('[data-testid=play-auto]');
+  await page.keyboard.press('Enter');
+  await focusIs('ticket');
+  await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  await focusIs('replay');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a reload keeps the surface chosen and a half-scratched foil; after a finished ticket it shows that ticket', async () => {
+  const { page, context, errors } = await newPlayer();
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-craps]');
+  await page.reload();
+  await page.waitForSelector('[data-testid=foil-craps-throw1][aria-disabled=false]');
+  assert.equal(await page.locator('[data-testid=choose-hint]').count(), 0, 'the surface chosen is kept');
+  assert.equal(await page.getAttribute('[data-testid=foil-poker-hand]', 'aria-disabled'), 'true', 'craps first, still');
+
+  // One stroke across the top of the first throw: far less than uncovers it.
+  const b = await page.locator('[data-testid=foil-craps-throw1]').boundingBox();
+  await page.mouse.move(b.x + 4, b.y + 10);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width - 4, b.y + 10, { steps: 8 });
+  await page.mouse.up();
+  const alpha = (fx, fy) => page.$eval('[data-testid=foil-craps-throw1]', (c, [fx, fy]) =>
+    c.getContext('2d').getImageData(Math.floor(c.width * fx), Math.floor(c.height * fy), 1, 1).data[3], [fx, fy]);
+  const scratched = [0.5, 10 / b.height], covered = [0.5, 0.9];
+  assert.equal(await alpha(...scratched), 0, 'the stroke took the foil away');
+  assert.equal(await alpha(...covered), 255);
+  await page.reload();
+  await page.waitForSelector('[data-testid=foil-craps-throw1][data-foil=art]');
+  assert.equal(await page.getAttribute('[data-testid=zone-craps-throw1]', 'data-revealed'), 'false');
+  assert.equal(await alpha(...scratched), 0, 'after the reload, scratched where it was');
+  assert.equal(await alpha(...covered), 255, 'and covered where it was');
+  await page.screenshot({ path: join(artifacts, '23-half-scratched-after-reload.png') });
+
+  // Played to its end by keyboard, then reloaded: the same ticket, its result at once.
+  for (let i = 0; i < 100 && (await page.locator('[data-testid=result]').count()) === 0; i++) {
+    const next = page.locator('canvas.foil[tabindex="0"]').first();
+    if (await next.count()) {
+      await next.focus();
+      await page.keyboard.press('Enter');
+    }
+    await page.waitForTimeout(100);
+  }
+  const ended = { id: await page.getAttribute('[data-testid=ticket]', 'data-ticket-id'), result: await page.locator('[data-testid=result]').textContent() };
+  await page.waitForTimeout(2500); // any count-up over
+  const settled = await page.locator('[data-testid=result]').textContent();
+  assert.deepEqual(await page.evaluate(() => Object.keys(localStorage).filter(k => k.startsWith('vegas.strokes.'))), [], 'no strokes kept once uncovered');
+  await page.reload();
+  await page.waitForSelector('[data-testid=result]');
+  assert.equal(await page.getAttribute('[data-testid=ticket]', 'data-ticket-id'), ended.id, 'the last ticket, not the welcome card');
+  assert.equal(await page.locator('[data-testid=welcome]').count(), 0);
+  assert.equal(await page.locator('[data-testid=result]').textContent(), settled, 'its result at once');
+  assert.ok(ended.result.length > 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a finger that starts its stroke in a corner of the round wheel scratches the wheel (touch events through CDP)', async () => {
   const { page, context, errors } = await newPlayer({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
   await page.click('[data-testid=play-jouez]');
@@ -145,9 +228,12 @@ test('a long history leaves no hole between the buttons and the ticket', async (
   });
   await page.reload();
   await page.waitForSelector('[data-testid=history-item-9]');
-  const [controls, welcome, history] = [await box(page, '.controls'), await box(page, '[data-testid=welcome]'), await box(page, '[data-testid=history]')];
+  // The reload shows the last ticket, its result above it.
+  await page.waitForSelector('[data-testid=result]');
+  const [controls, result, ticket, history] = [await box(page, '.controls'), await box(page, '[data-testid=result]'), await box(page, '[data-testid=ticket]'), await box(page, '[data-testid=history]')];
   assert.ok(history.height > 600, `the history column is long (${history.height} px)`);
-  assert.ok(welcome.y - (controls.y + controls.height) < 60, `the welcome card right under the buttons (${welcome.y - controls.y - controls.height} px)`);
+  assert.ok(result.y - (controls.y + controls.height) < 60, `the result right under the buttons (${result.y - controls.y - controls.height} px)`);
+  assert.ok(ticket.y - (result.y + result.height) < 60, `the ticket right under the result (${ticket.y - result.y - result.height} px)`);
   assert.deepEqual(errors, []);
   await context.close();
 });

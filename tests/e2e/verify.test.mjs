@@ -64,6 +64,60 @@ test('the ticket field takes the serial printed on a ticket, and a typo says wha
   await context.close();
 });
 
+test('from the history, « Vérifier » shows the player\'s own ticket in the commitment of its block still on sale', async () => {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 1200 } });
+  const game = await context.newPage();
+  const errors = [];
+  game.on('pageerror', e => errors.push(e.message));
+  await game.goto(server.base);
+  await game.click('[data-testid=play-auto]');
+  await game.waitForSelector('[data-testid=result]', { timeout: 20000 });
+  await game.click('[data-testid=play-jouez]');
+  await game.waitForSelector('[data-testid=choose-hint]');
+  const [unfinished, finished] = await game.evaluate(async () => (await fetch('/api/tickets?limit=2')).json());
+  const said = (page, pattern) => page.waitForFunction(p => new RegExp(p).test(document.querySelector('[data-testid=verify-status]')?.textContent ?? ''), pattern.source, { timeout: 20000 });
+
+  // The finished ticket's entry links it; the page proves it and draws it.
+  const link = game.locator('[data-testid=history-verify-1]');
+  assert.equal(await link.getAttribute('href'), `/verifier/#t=${finished.serial}`);
+  await link.click();
+  await said(game, /fait bien partie de ce bloc/);
+  const proof = await game.evaluate(async id => (await fetch(`/api/tickets/${id}/proof`)).json(), finished.id);
+  const published = await game.evaluate(async () => (await fetch('/api/blocks/1/1')).json());
+  const text = await status(game);
+  assert.match(text, new RegExp(`^Votre ticket ${finished.serial} \\(gain : [\\d\\s\u202f]+,\\d\\d\\s€\\) fait bien partie de ce bloc`));
+  assert.ok(text.includes(`aux ${proof.path.length} empreintes voisines`), text);
+  assert.ok(text.includes(published.root), 'the root it leads to, as published');
+  assert.equal(await game.locator('[data-testid=serial]').textContent(), `N° ${finished.serial}`, 'a finished ticket is drawn');
+  await game.screenshot({ path: join(artifacts, 'verify-own-ticket.png'), fullPage: true });
+
+  // The ticket still being played is proved too, and not uncovered here.
+  await game.goto('about:blank'); // a new page, not a new hash on the same one
+  await game.goto(`${server.base}/verifier/#t=${unfinished.serial}`);
+  await said(game, /fait bien partie de ce bloc/);
+  assert.equal(await game.locator('[data-testid=ticket]').count(), 0, 'an unfinished ticket is not drawn');
+
+  // Another player's ticket: said so, the root still shown.
+  const stranger = await browser.newContext();
+  const page = await stranger.newPage();
+  await page.goto(`${server.base}/verifier/#t=${finished.serial}`);
+  await said(page, /n'est pas parmi les vôtres/);
+  assert.ok((await status(page)).includes(published.root));
+
+  // A proof that does not lead to the root is refused.
+  await game.route('**/proof', async route => {
+    const answer = await (await route.fetch()).json();
+    answer.path[0] = answer.path[0].replace(/^./, c => (c === '0' ? '1' : '0'));
+    await route.fulfill({ json: answer });
+  });
+  await game.goto('about:blank');
+  await game.goto(`${server.base}/verifier/#t=${finished.serial}`);
+  await said(game, /ne correspond pas/);
+  assert.deepEqual(errors, []);
+  await stranger.close();
+  await context.close();
+});
+
 test('once the block is sold out, the ticket bought and the whole block are recomputed from the seed', async () => {
   await almostSoldOut();
   const context = await browser.newContext();
