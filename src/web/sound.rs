@@ -76,10 +76,11 @@ pub fn surface_won() {
     play(&[(659.3, 0.0, 0.2), (830.6, 0.08, 0.2), (987.8, 0.16, 0.35)], OscillatorType::Triangle, 0.12);
 }
 
-/// A fanfare whose length grows with the win: more notes for each tenfold of euros.
+/// A fanfare whose length grows with the win: a note more for each tenfold of euros (3 for 3 €, 4 for
+/// 30 €, … all 8 for 40 000 €).
 pub fn fanfare(euros: u64) {
     const SCALE: [f32; 8] = [523.3, 659.3, 784.0, 1046.5, 784.0, 1046.5, 1318.5, 1568.0];
-    let notes = (euros.max(1).ilog10() as usize * 2).clamp(3, SCALE.len());
+    let notes = (3 + euros.max(1).ilog10() as usize).min(SCALE.len());
     let fanfare: Vec<Note> = SCALE[..notes].iter().enumerate().map(|(i, &f)| (f, i as f64 * 0.13, 0.32)).collect();
     play(&fanfare, OscillatorType::Square, 0.06);
 }

@@ -121,6 +121,7 @@ test('on a phone, the win, the balance and the whole ticket are on screen at onc
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
   await page.waitForFunction(() => /5,00/.test(document.querySelector('[data-testid=result-amount]')?.textContent ?? ''));
+  assert.deepEqual(await page.locator('[data-testid=result]').evaluate(e => [...e.classList]), ['result', 'won'], 'a small win: a gold banner, no glow nor confetti');
   const inView = async selector => {
     const box = await page.locator(selector).boundingBox();
     return box.y >= 0 && box.y + box.height <= 844 && box.x >= 0 && box.x + box.width <= 390;
