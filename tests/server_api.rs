@@ -212,6 +212,31 @@ async fn auto_ticket_debits_then_credits_its_win_once() {
     assert_eq!(s.balance(&p).await, 9_700 + lot, "never credited twice");
 }
 
+/// Zones a game could not send at once (the network down) come with how long ago each was uncovered:
+/// the ticket records them then, never before the sale or after the call; an age per zone, or none.
+#[tokio::test]
+async fn zones_sent_late_are_recorded_when_they_were_uncovered() {
+    let t0 = Clock::system().now();
+    let hand = ManualClock::at(t0);
+    let s = server_on(Duration::from_secs(3600), None, hand.clock()).await;
+    let p = s.guest().await;
+    let (_, bought) = s.buy(&p, "auto", "late-1").await;
+    let id = bought["ticket"]["id"].as_str().unwrap().to_owned();
+    hand.advance(100);
+    let path = format!("/api/tickets/{id}/reveal");
+    let (status, err) = s.call(&p, M::POST, &path, Some(json!({ "zones": [0, 1], "seconds_ago": [5] }))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
+    assert!(err["message"].as_str().unwrap().contains("seconds_ago has 1 values for 2 zones"), "{err}");
+    let (status, err) = s.call(&p, M::POST, &path, Some(json!({ "zones": [0, 1], "seconds_ago": [-5, 0] }))).await;
+    assert_eq!((status, err["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_json")), "no negative age: {err}");
+    let (status, t) = s.call(&p, M::POST, &path, Some(json!({ "zones": [0, 1, 2], "seconds_ago": [60, 30, 1000] }))).await;
+    assert_eq!(status, StatusCode::OK);
+    let at = t["revealed_at"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap() - t0).collect::<Vec<_>>();
+    assert_eq!(at, [40, 70, 70], "60 s and 30 s before the call; the third not before the second");
+    let (_, t) = s.call(&p, M::POST, &path, Some(json!({ "zones": [3] }))).await;
+    assert_eq!(t["revealed_at"][3].as_i64().unwrap() - t0, 100, "no age: the call's time");
+}
+
 #[tokio::test]
 async fn jouez_starts_with_the_chosen_surface_and_needs_every_zone() {
     let s = default_server().await;

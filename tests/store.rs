@@ -336,7 +336,7 @@ async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
         for zone in 0..12usize {
             for _ in 0..2 {
                 let (store, p) = (store.clone(), p.clone());
-                racing.spawn(async move { ("reveal", Some(zone), store.reveal(&p, "t-race", vec![zone], NOW + round).await.map(|_| ())) });
+                racing.spawn(async move { ("reveal", Some(zone), store.reveal(&p, "t-race", vec![zone], vec![], NOW + round).await.map(|_| ())) });
             }
         }
         for _ in 0..3 {
@@ -474,7 +474,7 @@ async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {
     let (a, b) = (player(&*store, "p-a", 10).await, player(&*store, "p-b", 10).await);
     let t = store.sell(sale(&a, "k", Mode::Auto, "t-a")).await.unwrap().ticket;
     assert_eq!(store.ticket(&b, &t.id).await, Err(StoreError::NotFound("ticket")));
-    assert_eq!(store.reveal(&b, &t.id, vec![0], NOW).await, Err(StoreError::NotFound("ticket")));
+    assert_eq!(store.reveal(&b, &t.id, vec![0], vec![], NOW).await, Err(StoreError::NotFound("ticket")));
     assert_eq!(store.complete(&b, &t.id, NOW).await, Err(StoreError::NotFound("ticket")));
     assert!(store.history(&b, 10, None).await.unwrap().is_empty());
     assert_eq!(store.history(&b, 10, Some(&t.id)).await, Err(StoreError::NotFound("ticket")), "no paging from another's ticket");
@@ -505,12 +505,12 @@ async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(stor
     store.sell(sale(&p, "k5", Mode::Jouez, "t5")).await.unwrap();
     assert_eq!(store.history(&p, 2, Some("t3")).await.unwrap().iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["t2", "t1"]);
 
-    store.reveal(&p, "t0", vec![4], NOW + 5).await.unwrap();
-    let t = store.reveal(&p, "t0", vec![3, 4, 2], NOW + 7).await.unwrap();
+    store.reveal(&p, "t0", vec![4], vec![], NOW + 5).await.unwrap();
+    let t = store.reveal(&p, "t0", vec![3, 4, 2], vec![], NOW + 7).await.unwrap();
     assert_eq!((t.revealed, t.revealed_at), (vec![4, 3, 2], vec![NOW + 5, NOW + 7, NOW + 7]), "a zone sent again keeps its time");
     // The rest of the roulette first (« Jouez »), then the other surfaces.
     for z in [5, 0, 1, 6, 7, 8, 9, 10, 11] {
-        store.reveal(&p, "t0", vec![z], NOW + 20 + z as i64).await.unwrap();
+        store.reveal(&p, "t0", vec![z], vec![], NOW + 20 + z as i64).await.unwrap();
     }
     let done = store.complete(&p, "t0", NOW + 40).await.unwrap().ticket;
     assert_eq!(done.revealed_at.len(), 12);
@@ -518,9 +518,13 @@ async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(stor
     assert_eq!(store.history(&p, 1, Some("t1")).await.unwrap()[0], done, "history shows the times too");
     // « Auto »: the completion uncovers what is left, all at its time.
     store.sell(sale(&p, "k-auto", Mode::Auto, "t-auto")).await.unwrap();
-    store.reveal(&p, "t-auto", vec![11], NOW + 60).await.unwrap();
+    store.reveal(&p, "t-auto", vec![11], vec![], NOW + 60).await.unwrap();
     let auto = store.complete(&p, "t-auto", NOW + 61).await.unwrap().ticket;
     assert_eq!(auto.revealed_at, [vec![NOW + 60], vec![NOW + 61; 11]].concat());
+    // Zones uncovered while the game could not reach the server: stamped when the player uncovered them.
+    store.sell(sale(&p, "k-late", Mode::Jouez, "t-late")).await.unwrap();
+    let late = store.reveal(&p, "t-late", vec![0, 1], vec![50, 20], NOW + 100).await.unwrap();
+    assert_eq!(late.revealed_at, [NOW + 50, NOW + 80]);
 }
 
 async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {

@@ -164,6 +164,11 @@ pub async fn proof(State(state): State<AppState>, player: Player, ApiPath(id): A
 pub struct Reveal {
     /// Zones uncovered (0–11: Poker 0–1, Roulette 2–5, Craps 6–9, Jackpot 10–11).
     zones: Vec<usize>,
+    /// How long ago each zone was uncovered, in seconds, in the order of `zones` (none: just now). A
+    /// game that could not reach the server sends its zones later: each is recorded when it was
+    /// uncovered, never before the sale or the zone before it.
+    #[serde(default)]
+    seconds_ago: Vec<u32>,
 }
 
 /// `POST /api/tickets/{id}/reveal` `{"zones": [..]}`: records zones as the player uncovers them.
@@ -180,7 +185,10 @@ pub async fn reveal(
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<Reveal>,
 ) -> Result<ApiJson<TicketView>, ApiError> {
-    let ticket = state.store.reveal(&player.id, &id, body.zones, state.config.clock.now()).await?;
+    if !body.seconds_ago.is_empty() && body.seconds_ago.len() != body.zones.len() {
+        return Err(ApiError::BadRequest(format!("seconds_ago has {} values for {} zones: one per zone, or none", body.seconds_ago.len(), body.zones.len())));
+    }
+    let ticket = state.store.reveal(&player.id, &id, body.zones, body.seconds_ago, state.config.clock.now()).await?;
     Ok(ApiJson(state.view(ticket).await?))
 }
 

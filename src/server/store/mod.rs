@@ -409,9 +409,10 @@ pub trait Store: Send + Sync {
     /// One purchase: replays the Idempotency-Key, or debits 3 €, takes the next unsold ticket of the
     /// lowest open block (closing it when it sells out) and records the ticket.
     async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError>;
-    /// Adds uncovered zones to a ticket of this player, enforcing « Jouez » (`play::apply_reveal`);
-    /// a finished ticket is [`StoreError::Finished`].
-    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError>;
+    /// Adds uncovered zones to a ticket of this player, enforcing « Jouez » (`play::apply_reveal`),
+    /// each stamped `now` less its `seconds_ago` ([`plan::reveal`]); a finished ticket is
+    /// [`StoreError::Finished`].
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, seconds_ago: Vec<u32>, now: i64) -> Result<TicketRecord, StoreError>;
     /// Ends a game and credits its win once. « Jouez » needs every zone uncovered; « Auto » uncovers
     /// what remains. Completing a finished ticket again is [`StoreError::Finished`] and changes nothing.
     async fn complete(&self, player_id: &str, ticket_id: &str, now: i64) -> Result<Completion, StoreError>;

@@ -710,13 +710,13 @@ impl Store for PostgresStore {
         answered.await.map_err(|_| StoreError::Backend("a sale grouper stopped before answering".into()))?
     }
 
-    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError> {
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, seconds_ago: Vec<u32>, now: i64) -> Result<TicketRecord, StoreError> {
         self.core
             .unit(|tx| {
-                let (player, id, zones) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone());
+                let (player, id, zones, seconds_ago) = (player_id.to_owned(), ticket_id.to_owned(), zones.clone(), seconds_ago.clone());
                 Box::pin(async move {
                     let t = ticket(tx, &player, &id).await?;
-                    let Some(after) = plan::reveal(&t, &zones, now)? else { return Ok(t) };
+                    let Some(after) = plan::reveal(&t, &zones, &seconds_ago, now)? else { return Ok(t) };
                     if !set_revealed(tx, &t, &after, None).await? {
                         // Another reveal or the completion changed it since it was read: start again.
                         return Err(Failure::Retry("the ticket changed under a reveal".into()));

@@ -490,11 +490,11 @@ impl Store for SqliteStore {
         self.write(move |conn, lots| sell(conn, lots, &request)).await
     }
 
-    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, now: i64) -> Result<TicketRecord, StoreError> {
+    async fn reveal(&self, player_id: &str, ticket_id: &str, zones: Vec<usize>, seconds_ago: Vec<u32>, now: i64) -> Result<TicketRecord, StoreError> {
         let (player_id, ticket_id) = (player_id.to_owned(), ticket_id.to_owned());
         self.write(move |conn, _| {
             let t = ticket(conn, &player_id, &ticket_id)?;
-            let Some(after) = plan::reveal(&t, &zones, now)? else { return Ok(t) };
+            let Some(after) = plan::reveal(&t, &zones, &seconds_ago, now)? else { return Ok(t) };
             // The writer runs one write at a time, so the list read above is still current.
             if !set_revealed(conn, &t, &after, None)? {
                 return Err(StoreError::Backend("the ticket changed under a reveal".into()));
