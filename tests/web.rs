@@ -56,6 +56,8 @@ async fn scratch_zone(scratchable: bool) -> (HtmlCanvasElement, Rc<RefCell<Vec<Z
     let reported = Rc::new(RefCell::new(Vec::new()));
     let props = Props {
         zone: Zone::CrapsThrow2,
+        // No ticket: nothing kept over a reload.
+        ticket_id: AttrValue::default(),
         scratchable,
         revealed: false,
         alt: "2 + 5".into(),
