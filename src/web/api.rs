@@ -303,13 +303,15 @@ pub async fn buy(mode: &str, idempotency_key: &str) -> Result<TicketAndBalance, 
     read(request.send().await).await
 }
 
-pub async fn reveal(ticket_id: &str, zones: &[Zone]) -> Result<TicketView, ApiFailure> {
+/// Sends the zones uncovered, with how long ago each was, in seconds (none: just now).
+pub async fn reveal(ticket_id: &str, zones: &[Zone], seconds_ago: Vec<usize>) -> Result<TicketView, ApiFailure> {
     #[derive(Serialize)]
     struct Reveal {
         zones: Vec<usize>,
+        seconds_ago: Vec<usize>,
     }
     let zones = zones.iter().map(|z| z.index()).collect();
-    read(with_json(Request::post(&format!("/api/tickets/{ticket_id}/reveal")), &Reveal { zones }).send().await).await
+    read(with_json(Request::post(&format!("/api/tickets/{ticket_id}/reveal")), &Reveal { zones, seconds_ago }).send().await).await
 }
 
 pub async fn complete(ticket_id: &str) -> Result<TicketAndBalance, ApiFailure> {

@@ -10,6 +10,10 @@ fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
 }
 
+fn now_seconds() -> usize {
+    (js_sys::Date::now() / 1000.0) as usize
+}
+
 const SIGNED_OUT: &str = "vegas.signed-out";
 
 /// Remembers, across the reload that follows, that the player has just signed out.
@@ -52,25 +56,48 @@ impl LocalReveals {
         format!("vegas.reveals.{ticket_id}")
     }
 
-    /// Kept as the chosen surface (by its first zone's index, or nothing), then the zones' indices in
-    /// order, comma-separated (« 6;6,7,0 »): a surface chosen and nothing scratched yet survives too.
+    /// Kept as the chosen surface (by its first zone's index, or nothing), the zones' indices in order,
+    /// and when each was uncovered (seconds since 1970 by this browser's clock), comma-separated
+    /// (« 6;6,7,0;1765000000,1765000004,1765000011 »): a surface chosen and nothing scratched yet
+    /// survives too, and zones sent late are recorded when they were uncovered.
     fn keep(game: &Game) {
         let chosen = game.chosen.and_then(|s| s.zones().next()).map(|z| z.index().to_string()).unwrap_or_default();
         let zones: Vec<String> = game.revealed.iter().map(|z| z.index().to_string()).collect();
+        let (_, _, mut times) = Self::kept(&game.ticket_id);
+        times.resize(game.revealed.len(), now_seconds());
+        let times: Vec<String> = times.iter().map(usize::to_string).collect();
         if let Some(storage) = storage() {
-            let _ = storage.set_item(&Self::key(&game.ticket_id), &format!("{chosen};{}", zones.join(",")));
+            let _ = storage.set_item(&Self::key(&game.ticket_id), &format!("{chosen};{};{}", zones.join(","), times.join(",")));
         }
     }
 
-    /// The surface chosen, and the zones uncovered.
-    fn kept(ticket_id: &str) -> (Option<Zone>, Vec<Zone>) {
+    /// The surface chosen, the zones uncovered, and when.
+    fn kept(ticket_id: &str) -> (Option<Zone>, Vec<Zone>, Vec<usize>) {
         let text = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten()).unwrap_or_default();
-        let (chosen, zones) = text.split_once(';').unwrap_or_default();
-        let zone = |index: &str| Zone::from_index(index.parse().ok()?);
-        (zone(chosen), zones.split(',').filter_map(zone).collect())
+        let mut parts = text.split(';');
+        let mut numbers = move || parts.next().unwrap_or_default().split(',').filter_map(|n| n.parse().ok()).collect::<Vec<usize>>();
+        let (chosen, zones, times) = (numbers(), numbers(), numbers());
+        (chosen.first().and_then(|&i| Zone::from_index(i)), zones.into_iter().filter_map(Zone::from_index).collect(), times)
     }
 
-    /// The server has every zone of this ticket.
+    /// How long ago each of the ticket's first `zones` was uncovered, in seconds, as the server takes
+    /// them; none if this browser does not know them all.
+    pub fn seconds_ago(ticket_id: &str, zones: usize) -> Vec<usize> {
+        let (_, _, times) = Self::kept(ticket_id);
+        let now = now_seconds();
+        // More may have been uncovered since the request was made: its zones are the first ones.
+        if times.len() >= zones { times[..zones].iter().map(|&t| now.saturating_sub(t)).collect() } else { Vec::new() }
+    }
+
+    /// The server has the ticket's first `recorded` zones: all kept are forgotten, unless more were
+    /// uncovered while they were on their way (those stay kept, with their times).
+    pub fn recorded(ticket_id: &str, recorded: usize) {
+        if Self::kept(ticket_id).1.len() <= recorded {
+            Self::forget(ticket_id);
+        }
+    }
+
+    /// The ticket has ended: nothing of it is kept.
     pub fn forget(ticket_id: &str) {
         if let Some(storage) = storage() {
             let _ = storage.remove_item(&Self::key(ticket_id));
@@ -80,7 +107,7 @@ impl LocalReveals {
     /// The game as the server left it, with the zones uncovered here since (before a reload, or while
     /// the network was down) uncovered again, in their order.
     pub fn replay(mut game: Game) -> Game {
-        let (chosen, zones) = Self::kept(&game.ticket_id);
+        let (chosen, zones, _) = Self::kept(&game.ticket_id);
         if let Some(first) = chosen.filter(|_| game.needs_choice()) {
             game.apply(Action::Choose(first.surface()));
         }

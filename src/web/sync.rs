@@ -210,7 +210,9 @@ pub async fn buy(dispatch: Dispatch, purchase: PendingPurchase, pending: Pending
 /// Records every zone uncovered so far (the server ignores those it has), sent again until the server
 /// answers: how many of them, in order, the server has.
 pub async fn record_reveals(dispatch: &Dispatch, game: &Game) -> Option<usize> {
-    let recorded = match until_answered(dispatch, None, || api::reveal(&game.ticket_id, &game.revealed)).await {
+    // Each zone with how long ago it was uncovered: zones sent late are recorded when uncovered.
+    let seconds_ago = || LocalReveals::seconds_ago(&game.ticket_id, game.revealed.len());
+    let recorded = match until_answered(dispatch, None, || api::reveal(&game.ticket_id, &game.revealed, seconds_ago())).await {
         Ok(view) => game.revealed.iter().take_while(|z| view.revealed.contains(&z.index())).count(),
         // Finished already (settled, another tab): it has every zone.
         Err(e) if e.code == "ticket_finished" => game.revealed.len(),
@@ -220,7 +222,7 @@ pub async fn record_reveals(dispatch: &Dispatch, game: &Game) -> Option<usize> {
         }
     };
     if recorded == game.revealed.len() {
-        LocalReveals::forget(&game.ticket_id);
+        LocalReveals::recorded(&game.ticket_id, recorded);
     }
     dispatch.dispatch(Msg::Synced);
     Some(recorded)

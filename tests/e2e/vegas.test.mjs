@@ -330,6 +330,32 @@ test('a reload mid-game brings the ticket back where it was', async () => {
   await context.close();
 });
 
+test('zones scratched offline are recorded, and recalled, at the time they were scratched, not when they reached the server', async () => {
+  const { page, context, errors } = await newPlayer();
+  const seconds = () => Date.now() / 1000;
+  await page.click('[data-testid=play-jouez]');
+  await page.click('[data-testid=choose-poker]');
+  await scratch(page, 'poker-hand');
+  await page.waitForFunction(async () => (await (await fetch('/api/tickets?limit=1')).json())[0].revealed.length === 1);
+  await context.setOffline(true);
+  const bonusAt = seconds();
+  await scratch(page, 'poker-bonus');
+  await page.waitForTimeout(3000);
+  const wheelAt = seconds();
+  await scratch(page, 'roulette-wheel');
+  await page.waitForTimeout(3000);
+  const backAt = seconds();
+  await context.setOffline(false);
+  await page.waitForFunction(async () => (await (await fetch('/api/tickets?limit=1')).json())[0].revealed.length === 3, null, { timeout: 15000 });
+  const { revealed, revealed_at: at } = await lastTicket(page);
+  assert.deepEqual(revealed, [0, 1, 2]);
+  assert.ok(Math.abs(at[1] - bonusAt) <= 2, `the bonus card at ${at[1] - bonusAt} s from when it was scratched`);
+  assert.ok(Math.abs(at[2] - wheelAt) <= 2, `the wheel at ${at[2] - wheelAt} s from when it was scratched`);
+  assert.ok(at[2] < backAt - 1, `not when the network came back (${backAt - at[2]} s before it)`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('scratching offline, then back online, then a reload: no zone is lost and the game completes', async () => {
   const { page, context } = await newPlayer();
   const before = await balanceCents(page);
