@@ -1,28 +1,65 @@
 //! A VFS for the checkpointer's connection only: SQLite's own (`unix`) for everything, except that
-//! as a checkpoint copies pages into the database it has the kernel write them out a quarter of a
-//! megabyte at a time, waits for each (`sync_file_range`, as PostgreSQL's checkpointer does with
-//! `checkpoint_flush_after`), and breathes a millisecond before the next.
+//! as a checkpoint copies pages into the database it has the kernel write them out 64 KiB at a time,
+//! waits for each (`sync_file_range`, as PostgreSQL's checkpointer does with
+//! `checkpoint_flush_after`), and starts none while the store's writer commits ([`Committing`]).
 //!
 //! Without it a pass copies a second of writes (the pages that sales and settlements changed,
 //! scattered over the file) into the page cache at memory speed, and its closing fsync hands them all
 //! to the disk at once: the commits' own fsyncs queue behind them. In `make bench-soak` three
 //! quarters of the purchases slower than the p99 were answered during a pass. Flushed a megabyte at
 //! a time without a breath, the disk's queue stayed full for the whole pass and the p99 did not move
-//! (19–26 ms); a quarter of a megabyte and a breath leave it empty between flushes, and the p99 went
-//! to 13–16 ms. A pass takes longer (about 0.1 s for a second of writes), which the checkpointer,
-//! working beside the writer, can afford.
+//! (19–26 ms); a quarter of a megabyte and a breath of 1 ms took it to 13–16 ms at first, yet commits
+//! still took 10–40 ms when they came during a flush (a flush of scattered pages is hundreds of
+//! writes). Flushes of 64 KiB started only between commits: the purchases the server itself answered
+//! in over 25 ms, per 30 s window of the soak, went from a median of about 800 (100–1 500, 12 windows)
+//! to about 90 (4–1 200, 8 windows; the worst still hold a stall of the disk's own). A pass takes
+//! longer (about 0.2 s for a second of writes), which the checkpointer, working beside the writer,
+//! can afford.
 
 use rusqlite::ffi;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The name a connection opens the database with to be paced.
 pub const VFS: &CStr = c"vegas-paced";
-/// Written by a checkpoint between two flushes.
-const FLUSH_EVERY: i64 = 256 << 10;
+/// Written by a checkpoint between two flushes: pages copied back land all over the file, so a flush
+/// of 64 KiB is up to 64 writes for the disk, which a commit that comes during it waits behind.
+const FLUSH_EVERY: i64 = 64 << 10;
 /// A breath after each flush, in which the commits' fsyncs find the disk's queue empty.
-const BREATH: std::time::Duration = std::time::Duration::from_millis(1);
+const BREATH: Duration = Duration::from_micros(250);
+/// The longest a flush waits for commits to end: under a stream of back-to-back commits the
+/// checkpoint still moves on.
+const LONGEST_WAIT: Duration = Duration::from_millis(20);
+/// Commits of the store's writer under way (see [`Committing`]).
+static COMMITTING: AtomicUsize = AtomicUsize::new(0);
+
+/// Held by the store's writer while it commits: the checkpointer starts no flush (nor fsync) of the
+/// database meanwhile, so the commit's fsync of the WAL does not queue behind scattered page writes.
+pub struct Committing;
+
+impl Committing {
+    pub fn begin() -> Committing {
+        COMMITTING.fetch_add(1, Ordering::SeqCst);
+        Committing
+    }
+}
+
+impl Drop for Committing {
+    fn drop(&mut self) {
+        COMMITTING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits until no commit is under way, or [`LONGEST_WAIT`].
+fn after_commits() {
+    let started = Instant::now();
+    while COMMITTING.load(Ordering::SeqCst) > 0 && started.elapsed() < LONGEST_WAIT {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
+
 /// Flushes asked for since the process started.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 /// Bytes checkpoints copied into databases since the process started.
@@ -116,7 +153,17 @@ macro_rules! forward {
 
 forward!(read = xRead(buffer: *mut c_void, amount: c_int, offset: i64) -> c_int);
 forward!(truncate = xTruncate(size: i64) -> c_int);
-forward!(sync = xSync(flags: c_int) -> c_int);
+/// The pass's fsyncs (of the WAL before it copies, of the database after), once no commit is under way.
+unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    unsafe {
+        let (real, methods) = real(file);
+        after_commits();
+        match methods.xSync {
+            Some(method) => method(real, flags),
+            None => ffi::SQLITE_IOERR,
+        }
+    }
+}
 forward!(file_size = xFileSize(size: *mut i64) -> c_int);
 forward!(lock = xLock(level: c_int) -> c_int);
 forward!(unlock = xUnlock(level: c_int) -> c_int);
@@ -163,6 +210,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, data: *const c_void, am
             if (*paced).unflushed >= FLUSH_EVERY {
                 (*paced).unflushed = 0;
                 FLUSHES.fetch_add(1, Ordering::Relaxed);
+                after_commits();
                 flush((*paced).database);
                 std::thread::sleep(BREATH);
             }
@@ -210,8 +258,25 @@ mod tests {
     use super::*;
     use rusqlite::{Connection, OpenFlags};
 
+    /// A flush (or fsync) waits while a commit is under way, and goes on once it ends. Other tests'
+    /// commits, at the same time, can only lengthen the wait, which [`LONGEST_WAIT`] bounds.
+    #[test]
+    fn the_checkpointer_waits_for_the_commit_under_way() {
+        let commit = Committing::begin();
+        let started = Instant::now();
+        let checkpointer = std::thread::spawn(move || {
+            after_commits();
+            started.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(8));
+        drop(commit);
+        let waited = checkpointer.join().unwrap();
+        assert!(waited >= Duration::from_millis(8), "went on during the commit, after {waited:?}");
+        assert!(waited < LONGEST_WAIT + Duration::from_millis(200), "waited {waited:?}");
+    }
+
     /// A database written through SQLite's own VFS, its WAL copied back through the paced one while
-    /// the writer's connection stays open: same rows, an intact file, a flush every megabyte.
+    /// the writer's connection stays open: same rows, an intact file, a flush as it goes.
     #[test]
     fn a_checkpoint_through_the_paced_vfs_copies_every_page_and_flushes_as_it_goes() {
         register().unwrap();
@@ -235,7 +300,7 @@ mod tests {
         let (busy, frames, copied): (i64, i64, i64) =
             checkpointer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
         assert_eq!((busy, frames, copied), (0, 0, 0), "copied back and the WAL emptied");
-        assert!(FLUSHES.load(Ordering::Relaxed) - flushed >= 7, "8 MB copied, a flush a megabyte");
+        assert!(FLUSHES.load(Ordering::Relaxed) - flushed >= 120, "8 MB copied, a flush every 64 KiB");
         assert!(written_bytes() - written_before >= 8_000_000, "every page copied is counted");
 
         drop((writer, checkpointer));

@@ -119,7 +119,11 @@ fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = J
     }
     let result = match failure {
         Some(e) => Err(e),
-        None => context.conn.execute_batch("COMMIT").map_err(|e| backend("commit", e)),
+        None => {
+            // The checkpointer holds its next flush meanwhile (`paced`): this fsync finds the disk free.
+            let _committing = super::paced::Committing::begin();
+            context.conn.execute_batch("COMMIT").map_err(|e| backend("commit", e))
+        }
     };
     if result.is_err() && !context.conn.is_autocommit() {
         let _ = context.conn.execute_batch("ROLLBACK");
