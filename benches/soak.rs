@@ -11,7 +11,8 @@
 //! Every 30 s it prints the window's p50, p99 and max, its purchases slower than the target as the
 //! load saw them and as the server timed them, the store's size, what checkpoints copied into it, the
 //! share of the pages the writer had to read (not in its cache), the write-ahead log's size, the
-//! checkpoints run so far, the server's memory, the CPU time the host stole and the disk's own fsync
+//! checkpoints run so far, the server's memory, the CPU time the host stole, how long tasks waited
+//! for a CPU (the kernel's pressure stall information) and the disk's own fsync
 //! latency (a probe beside the store); at the end, each window's p99 against the first, and `ledger
 //! check`.
 //!
@@ -213,6 +214,14 @@ impl Store {
     }
 }
 
+/// Microseconds so far in which some runnable task of this machine waited for a CPU (the kernel's
+/// pressure stall information): a window whose p50 rises with it ran on a machine short of CPU,
+/// whatever the store did.
+fn cpu_pressure_us() -> f64 {
+    let pressure = std::fs::read_to_string("/proc/pressure/cpu").unwrap_or_default();
+    pressure.lines().find(|l| l.starts_with("some")).and_then(|l| l.rsplit("total=").next()?.trim().parse().ok()).unwrap_or(0.0)
+}
+
 /// Resident memory of a process, from /proc.
 fn memory(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -270,8 +279,12 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     }
     let count = (length.as_secs_f64() / WINDOW.as_secs_f64()).ceil() as usize;
     println!("  {:>8}  {:>8} {:>8} {:>8}  {:>7}", "window", "p50", "p99", "max", "sold");
-    let (mut server_cpu, mut load_cpu, mut settled) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), 0.0);
-    let (mut served_slow, mut stolen) = (0.0, stolen_ms());
+    // The counters' baselines at the first window's start: the warm-up's work is not a window's.
+    tokio::time::sleep_until(start + WARM_UP).await;
+    store.describe(&http, &server.admin).await;
+    let (mut server_cpu, mut load_cpu, mut settled) =
+        (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), metric(&http, &server.admin, "vegas_tickets_settled_total").await);
+    let (mut served_slow, mut stolen, mut pressure) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
     for w in 0..count {
         // A window is printed once the purchases scheduled in it are answered (a second's grace).
         tokio::time::sleep_until(start + WARM_UP + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
@@ -283,12 +296,12 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let about = store.describe(&http, &server.admin).await;
         let (server_now, load_now) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
         let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
-        let (served_slow_now, stolen_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms());
+        let (served_slow_now, stolen_now, pressure_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
         let slow = latencies.iter().filter(|l| **l > TARGET_P99).count();
         let window_start = (start + WARM_UP + WINDOW * w as u32).into_std();
         let (disk_p99, disk_max) = disk.window(window_start, window_start + WINDOW);
         println!(
-            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, disk's fsync p99 {} max {}{}",
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, tasks waited for a CPU {:.0} % of the time, disk's fsync p99 {} max {}{}",
             w * 30,
             (w + 1) * 30,
             ms(p50),
@@ -303,11 +316,12 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
             (server_now - server_cpu) / WINDOW.as_secs_f64(),
             (load_now - load_cpu) / WINDOW.as_secs_f64(),
             stolen_now - stolen,
+            (pressure_now - pressure) / 1e6 / WINDOW.as_secs_f64() * 100.0,
             ms(disk_p99),
             ms(disk_max),
             if failed > 0 { format!("  {failed} failed so far") } else { String::new() }
         );
-        (server_cpu, load_cpu, settled, served_slow, stolen) = (server_now, load_now, settled_now, served_slow_now, stolen_now);
+        (server_cpu, load_cpu, settled, served_slow, stolen, pressure) = (server_now, load_now, settled_now, served_slow_now, stolen_now, pressure_now);
     }
     buyers.join_all().await;
     let settled = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
