@@ -108,8 +108,14 @@ test('by keyboard alone the focus follows the play: the choice, the zone to scra
   await focusIs('foil-jackpot-tray');
   await page.keyboard.press('Enter');
   // The first surface done, the rest in the ticket's order, each by Enter where the focus lands.
+  // Each time a zone other than the one just uncovered: until the page re-renders, that one still holds
+  // the focus and its tabindex, and a second Enter on it would uncover nothing.
+  let uncovered = 'foil-jackpot-tray';
   for (let i = 0; i < 10; i++) {
-    await page.waitForFunction(() => document.activeElement?.matches('canvas[tabindex="0"]'), null, { timeout: 5000 });
+    const next = await page.waitForFunction(
+      last => { const at = document.activeElement; return at?.matches('canvas[tabindex="0"]') && at.dataset.testid !== last && at.dataset.testid; },
+      uncovered, { timeout: 5000 });
+    uncovered = await next.jsonValue();
     await page.keyboard.press('Enter');
   }
   await focusIs('replay');
