@@ -94,8 +94,17 @@ impl Load {
     /// Buys a ticket in `mode` (« jouez » or « auto »): its id.
     pub async fn buy_ticket(&self, token: &str, key: &str, mode: &str) -> Result<String, String> {
         let buy = self.http.post(format!("{}/api/tickets", self.base)).header("Idempotency-Key", key).json(&serde_json::json!({ "mode": mode }));
-        let body: Value = serde_json::from_slice(&self.send(buy, token, StatusCode::CREATED).await?).map_err(|e| e.to_string())?;
-        Ok(body["ticket"]["id"].as_str().unwrap_or_default().to_owned())
+        // Only the id is read: the rest of the answer (the signed payload) is skipped, not built into a tree.
+        #[derive(serde::Deserialize)]
+        struct Bought {
+            ticket: Ticket,
+        }
+        #[derive(serde::Deserialize)]
+        struct Ticket {
+            id: String,
+        }
+        let bought: Bought = serde_json::from_slice(&self.send(buy, token, StatusCode::CREATED).await?).map_err(|e| e.to_string())?;
+        Ok(bought.ticket.id)
     }
 
     /// Uncovers `zones` of a ticket.
