@@ -1,5 +1,5 @@
-//! The embedded store: SQLite in WAL mode, one writer thread with group commit whose commits a syncer
-//! thread makes durable before they are acknowledged ([`writer`]), and a pool of read-only connections
+//! The embedded store: SQLite in WAL mode with `synchronous=FULL` (a commit is on disk before it is
+//! acknowledged), one writer thread with group commit ([`writer`]), and a pool of read-only connections
 //! that never wait for it. The schema is versioned (`migrations/`, applied by refinery on open), so an
 //! existing data directory is migrated when the server starts.
 
@@ -161,14 +161,10 @@ impl SqliteStore {
             .map_err(|e| StoreError::Backend(format!("cannot open the readers: {e}")))?;
         // See `checkpoint`: the writer does not checkpoint as it commits.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        // See `writer`: its syncer, not its commit, waits for the disk (checkpoints still sync the WAL
-        // before they copy it).
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
         grow_in_chunks(&conn)?;
-        let durable = wal_fsync(path)?;
         let (checkpointer, finish) = checkpoint::start(path)?;
         let lots = Arc::new(LotsCache::default());
-        let writer = Writer::start(conn, lots.clone(), durable, move |conn| {
+        let writer = Writer::start(conn, lots.clone(), move |conn| {
             finish.after_commit(conn);
             count_page_reads(conn);
         })?;
@@ -194,20 +190,6 @@ impl SqliteStore {
     async fn write<T: Send + 'static>(&self, write: impl FnOnce(&Connection, &LotsCache) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
         self.writer.write(move |WriterContext { conn, state }: &mut WriterContext<Arc<LotsCache>>| write(conn, state)).await
     }
-}
-
-/// The fsync that makes the writer's commits durable: of the WAL, through a descriptor of its own. The
-/// WAL is there once the database is open in WAL mode, and stays while the store's connections are
-/// open; its directory entry is made durable here, once.
-fn wal_fsync(path: &Path) -> Result<writer::Durable, StoreError> {
-    let mut name = path.as_os_str().to_owned();
-    name.push("-wal");
-    let cannot = |what: &str, e: std::io::Error| StoreError::Backend(format!("cannot {what} the WAL {}: {e}", Path::new(&name).display()));
-    let wal = std::fs::File::open(&name).map_err(|e| cannot("open", e))?;
-    wal.sync_all().map_err(|e| cannot("sync", e))?;
-    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::File::open(folder).and_then(|d| d.sync_all()).map_err(|e| cannot("sync the folder of", e))?;
-    Ok(Box::new(move || wal.sync_data()))
 }
 
 /// Makes the database file grow 32 MiB at a time instead of a page at a time: fewer allocations for the

@@ -1,7 +1,7 @@
 //! A VFS for the checkpointer's connection only: SQLite's own (`unix`) for everything, except that
 //! as a checkpoint copies pages into the database it has the kernel write them out 64 KiB at a time,
 //! waits for each (`sync_file_range`, as PostgreSQL's checkpointer does with
-//! `checkpoint_flush_after`), and starts none while the store's commits are being made durable ([`Committing`]).
+//! `checkpoint_flush_after`), and starts none while the store's writer commits ([`Committing`]).
 //!
 //! Without it a pass copies a second of writes (the pages that sales and settlements changed,
 //! scattered over the file) into the page cache at memory speed, and its closing fsync hands them all
@@ -32,12 +32,11 @@ const BREATH: Duration = Duration::from_micros(250);
 /// The longest a flush waits for commits to end: under a stream of back-to-back commits the
 /// checkpoint still moves on.
 const LONGEST_WAIT: Duration = Duration::from_millis(20);
-/// Fsyncs of the store's commits under way (see [`Committing`]).
+/// Commits of the store's writer under way (see [`Committing`]).
 static COMMITTING: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by the store's syncer while it fsyncs the WAL for the writer's commits: the checkpointer starts
-/// no flush (nor fsync) of the database meanwhile, so that fsync does not queue behind scattered page
-/// writes.
+/// Held by the store's writer while it commits: the checkpointer starts no flush (nor fsync) of the
+/// database meanwhile, so the commit's fsync of the WAL does not queue behind scattered page writes.
 pub struct Committing;
 
 impl Committing {
