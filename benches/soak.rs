@@ -6,10 +6,15 @@
 //! 500 players buy on a schedule (open loop: a purchase's latency counts from its scheduled time). Of
 //! each player's tickets, one in ten is « Auto » and completed at once, one in ten is « Jouez » with
 //! three zones uncovered, and the rest are left unfinished: the server settles them 30 s after their
-//! sale (`--settle-after 30`), so the settler credits some 4 500 tickets a second beside the sales. The
+//! sale (`--settle-after 30`), so the settler credits some 4 500 tickets a second beside the sales.
+//! Each player starts that cycle of ten at its own place, so that reveals and completions come at an
+//! even rate: with every player in step, 500 reveals came in one tenth of each second and 500
+//! completions in another, half a second later, and the slow purchases gathered there. The
 //! windows start after a warm-up of 45 s, once settling has begun, so that each has the same work.
 //! Every 30 s it prints the window's p50, p99 and max, its purchases slower than the target as the
-//! load saw them and as the server timed them, the store's size, what checkpoints copied into it, the
+//! load saw them and as the server timed them, the share of those that came in bursts (a tenth of a
+//! second of the schedule holding 50 of them or more: something stalled them together), the commits
+//! of the store's writer that took over 10 ms (the disk's fsync, as the sales feel it), the store's size, what checkpoints copied into it, the
 //! share of the pages the writer had to read (not in its cache), the write-ahead log's size, the
 //! checkpoints run so far, the server's memory, the CPU time the host stole, how long tasks waited
 //! for a CPU (the kernel's pressure stall information) and the disk's own fsync
@@ -53,17 +58,24 @@ fn soak_length() -> Duration {
     Duration::from_secs(std::env::var("VEGAS_SOAK_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(600))
 }
 
-/// Latencies of the purchases scheduled in each window, and the failed ones.
+/// The schedule's stretches in which purchases slower than the target are counted together…
+const STRETCH: Duration = Duration::from_millis(100);
+/// …and a stretch holding this many of them (of the 500 due in it) is a burst.
+const BURST: u32 = 50;
+
+/// Latencies of the purchases scheduled in each window, the failed ones, and the purchases slower
+/// than the target by stretch of the schedule.
 #[derive(Default)]
 struct Windows {
     latencies: Vec<Vec<Duration>>,
     failed: usize,
+    slow_by_stretch: std::collections::HashMap<u64, u32>,
 }
 
 impl Windows {
     /// A purchase's latency (`None`: it failed) in its window (`None`: the warm-up, whose failures
-    /// count all the same).
-    fn record(&mut self, window: Option<usize>, latency: Option<Duration>) {
+    /// count all the same), scheduled `since_start` after the load began.
+    fn record(&mut self, window: Option<usize>, since_start: Duration, latency: Option<Duration>) {
         match (window, latency) {
             (_, None) => self.failed += 1,
             (None, Some(_)) => {}
@@ -72,8 +84,19 @@ impl Windows {
                     self.latencies.resize_with(window + 1, Vec::new);
                 }
                 self.latencies[window].push(latency);
+                if latency > TARGET_P99 {
+                    *self.slow_by_stretch.entry((since_start.as_millis() / STRETCH.as_millis()) as u64).or_default() += 1;
+                }
             }
         }
+    }
+
+    /// The slow purchases scheduled between `from` and `to` (since the load began) that came in bursts,
+    /// and the bursts.
+    fn in_bursts(&self, from: Duration, to: Duration) -> (u32, usize) {
+        let stretches = (from.as_millis() / STRETCH.as_millis()) as u64..(to.as_millis() / STRETCH.as_millis()) as u64;
+        let bursts: Vec<u32> = self.slow_by_stretch.iter().filter(|(s, n)| stretches.contains(s) && **n >= BURST).map(|(_, n)| *n).collect();
+        (bursts.iter().sum(), bursts.len())
     }
 }
 
@@ -93,12 +116,13 @@ enum Store {
 }
 
 /// What the SQLite store had done so far: bytes checkpoints copied into the database, pages its writer
-/// found in its cache and pages it read.
+/// found in its cache and pages it read, commits slower than [`SLOW_COMMIT`].
 #[derive(Clone, Copy, Default)]
 struct SqliteCounters {
     copied: f64,
     cached: f64,
     read: f64,
+    slow_commits: f64,
 }
 
 fn mib(bytes: f64) -> String {
@@ -111,20 +135,30 @@ async fn metric(http: &reqwest::Client, admin: &str, series: &str) -> f64 {
     text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' ')).and_then(|l| l.rsplit(' ').next()?.parse().ok()).unwrap_or(0.0)
 }
 
-/// Purchases the server answered in more than `limit` so far, by its own clock (its latency histogram):
-/// beside the load's count, it says how much of a window's tail was spent outside the server.
-async fn served_slower_than(http: &reqwest::Client, admin: &str, limit: Duration) -> f64 {
+/// How many of a histogram's observations (those whose labels include `labels`) took more than `limit`
+/// so far, from the server's `/metrics` (`limit` is one of its buckets).
+async fn observed_over(http: &reqwest::Client, admin: &str, histogram: &str, labels: &[&str], limit: Duration) -> f64 {
     let text = http.get(format!("http://{admin}/metrics")).send().await.unwrap().text().await.unwrap();
-    let purchases = |series: &str, le: Option<String>| {
+    let value = |series: String, le: Option<String>| {
         text.lines()
-            .filter(|l| l.starts_with(series) && l.contains("route=\"/api/tickets\"") && l.contains("method=\"POST\""))
+            .filter(|l| l.starts_with(&series) && labels.iter().all(|label| l.contains(label)))
             .find(|l| le.as_ref().is_none_or(|le| l.contains(le)))
             .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
-    let within = purchases("vegas_http_request_duration_seconds_bucket", Some(format!("le=\"{}\"", limit.as_secs_f64())));
-    purchases("vegas_http_request_duration_seconds_count", None) - within
+    let within = value(format!("{histogram}_bucket"), Some(format!("le=\"{}\"", limit.as_secs_f64())));
+    value(format!("{histogram}_count"), None) - within
 }
+
+/// Purchases the server answered in more than `limit` so far, by its own clock (its latency histogram):
+/// beside the load's count, it says how much of a window's tail was spent outside the server.
+async fn served_slower_than(http: &reqwest::Client, admin: &str, limit: Duration) -> f64 {
+    observed_over(http, admin, "vegas_http_request_duration_seconds", &["route=\"/api/tickets\"", "method=\"POST\""], limit).await
+}
+
+/// A commit of the SQLite store's writer this slow holds up every sale behind it: after one, the
+/// writer works off the queue that built up while the players' requests keep coming.
+const SLOW_COMMIT: Duration = Duration::from_millis(10);
 
 /// The disk's own commit latency beside the server's: a 4 KiB write and `fdatasync` every 10 ms to a
 /// file in the store's folder. A window whose purchases' tail rises with the probe's was slowed by
@@ -185,6 +219,7 @@ impl Store {
                     copied: metric(http, admin, "vegas_sqlite_checkpoint_written_bytes_total").await,
                     cached: metric(http, admin, "vegas_sqlite_writer_pages_total{from=\"cache\"}").await,
                     read: metric(http, admin, "vegas_sqlite_writer_pages_total{from=\"file\"}").await,
+                    slow_commits: observed_over(http, admin, "vegas_sqlite_commit_seconds", &[], SLOW_COMMIT).await,
                 };
                 let was = before.replace(now);
                 let (cached, read) = (now.cached - was.cached, now.read - was.read);
@@ -193,7 +228,9 @@ impl Store {
                 // Frames of 1 KiB pages (and their 24-byte headers): the log's length, not its file's.
                 let frames = metric(http, admin, "vegas_sqlite_wal_frames").await;
                 format!(
-                    "store {:>9}  copied back {:>8}  writer's cache misses {:>4.1} %  WAL {:>8} (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
+                    "commits over {} {:>3}  store {:>9}  copied back {:>8}  writer's cache misses {:>4.1} %  WAL {:>8} (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
+                    ms(SLOW_COMMIT),
+                    now.slow_commits - was.slow_commits,
                     mib(size("vegas.sqlite3")),
                     mib(now.copied - was.copied),
                     100.0 * read / (cached + read).max(1.0),
@@ -260,16 +297,16 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
                 // `None` during the warm-up: not measured.
                 let window = next.checked_duration_since(start + WARM_UP).map(|since| (since.as_secs_f64() / WINDOW.as_secs_f64()) as usize);
                 let key = format!("soak-{p}-{n}");
-                let mode = if n % 10 == 5 { "auto" } else { "jouez" };
+                let mode = if (n + p) % 10 == 5 { "auto" } else { "jouez" };
                 let bought = load.buy_ticket(&token, &key, mode).await;
                 let latency = bought.as_ref().ok().map(|_| next.elapsed());
                 if let Err(e) = &bought {
                     report_first(windows.lock().unwrap().failed, e);
                 }
-                windows.lock().unwrap().record(window, latency);
+                windows.lock().unwrap().record(window, next - start, latency);
                 // The player's play, after the purchase: not counted in its latency.
                 if let Ok(ticket) = bought {
-                    let played = match n % 10 {
+                    let played = match (n + p) % 10 {
                         0 => load.reveal(&token, &ticket, &[0, 1, 2]).await,
                         5 => load.complete(&token, &ticket).await,
                         _ => Ok(()),
@@ -304,10 +341,11 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
         let (served_slow_now, stolen_now, pressure_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
         let slow = latencies.iter().filter(|l| **l > TARGET_P99).count();
+        let (in_bursts, bursts) = windows.lock().unwrap().in_bursts(WARM_UP + WINDOW * w as u32, WARM_UP + WINDOW * (w as u32 + 1));
         let window_start = (start + WARM_UP + WINDOW * w as u32).into_std();
         let (disk_p99, disk_max) = disk.window(window_start, window_start + WINDOW);
         println!(
-            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, tasks waited for a CPU {:.0} % of the time, disk's fsync p99 {} max {}{}",
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5}, in bursts {:>3.0} % in {:>2})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, tasks waited for a CPU {:.0} % of the time, disk's fsync p99 {} max {}{}",
             w * 30,
             (w + 1) * 30,
             ms(p50),
@@ -317,6 +355,8 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
             ms(TARGET_P99),
             slow,
             served_slow_now - served_slow,
+            100.0 * f64::from(in_bursts) / slow.max(1) as f64,
+            bursts,
             settled_now - settled,
             memory(server.pid()),
             (server_now - server_cpu) / WINDOW.as_secs_f64(),

@@ -227,6 +227,9 @@ async fn metrics_are_on_the_operators_address_pass_promtool_and_probes_tell_read
     // The writer committed sales: it looked pages up, in its cache and (a store just opened) in the file.
     assert!(value(r#"vegas_sqlite_writer_pages_total{from="cache"}"#) > 0.0);
     assert!(value(r#"vegas_sqlite_writer_pages_total{from="file"}"#) > 0.0);
+    // Every group of writes it committed was timed: at least the guest's, its credit and the two sales.
+    assert!(value("vegas_sqlite_commit_seconds_count") >= 4.0);
+    assert!(value("vegas_sqlite_commit_seconds_sum") > 0.0);
     assert_eq!(value("vegas_password_hashes_waiting"), 0.0);
     // Never on the players' address.
     let players_side = http.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();

@@ -122,7 +122,10 @@ fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = J
         None => {
             // The checkpointer holds its next flush meanwhile (`paced`): this fsync finds the disk free.
             let _committing = super::paced::Committing::begin();
-            context.conn.execute_batch("COMMIT").map_err(|e| backend("commit", e))
+            let started = std::time::Instant::now();
+            let committed = context.conn.execute_batch("COMMIT").map_err(|e| backend("commit", e));
+            metrics::histogram!("vegas_sqlite_commit_seconds").record(started.elapsed().as_secs_f64());
+            committed
         }
     };
     if result.is_err() && !context.conn.is_autocommit() {
