@@ -226,10 +226,13 @@ pub async fn well_known_jwks(state: State<AppState>) -> ApiJson<Jwks> {
 }
 
 /// Tickets credited per settlement batch: each batch is one short write, 16 tickets at first, twice as
-/// many while a backlog remains, up to 128 (about 3 ms of SQLite's writer); a breath between batches
-/// leaves the store to the sales, so a backlog is worked off (at several thousand a second) without
-/// stalling play.
-const SETTLE_BATCHES: store::Batches = store::Batches { first: 16, most: 128, breath: Duration::from_millis(5) };
+/// many while a backlog remains, up to 32 (under a millisecond of SQLite's writer), with a breath
+/// between batches that leaves the store to the sales; a backlog is still worked off at several
+/// thousand a second. After a commit stalled by the disk, the writer works off the writes that queued
+/// meanwhile, settlement batches among them: with batches of up to 128 (3 ms each) and a 5 ms breath,
+/// alternated 90 s runs of `make bench-soak` made 92–241 purchases late per slow commit (3 runs), with
+/// 32 and 2 ms 93–107 (2 runs).
+const SETTLE_BATCHES: store::Batches = store::Batches { first: 16, most: 32, breath: Duration::from_millis(2) };
 /// After a round in which a ticket failed (or the store did), wait this long before the next round.
 const SETTLE_RETRY: Duration = Duration::from_secs(5);
 
