@@ -5,7 +5,7 @@ SHELL := /bin/bash
 E2E := tests/e2e
 export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test test-suites tools dist bench bench-block bench-server bench-soak bench-web preview update-baselines
+.PHONY: run test test-suites tools dist bench bench-block bench-server bench-soak bench-soak-stalls bench-web preview update-baselines
 
 tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -73,6 +73,13 @@ bench-server: tools
 # PostgreSQL), each 30 s window's p50/p99/max beside the store's and the WAL's size. Not in `bench`: ~25 min.
 bench-soak: tools
 	tests/pg/cluster.sh run -- cargo bench --locked --bench soak
+
+# The SQLite soak (90 s unless VEGAS_SOAK_SECONDS says) with a commit stalled 25 ms about once a second (a
+# fail point, in a build of its own): what one stall of the disk costs the players, apart from how often
+# the host stalls it (its last line: the purchases over 25 ms per commit over 10 ms).
+bench-soak-stalls: tools
+	FAILPOINTS='sqlite-commit=0.07%sleep(25)' VEGAS_SOAK_STORE=sqlite VEGAS_SOAK_SECONDS=$${VEGAS_SOAK_SECONDS:-90} \
+		cargo bench --locked --features failpoints --bench soak
 
 # The app's transfer size on the wire, and the time of one pointer move over a scratch zone.
 bench-web: dist

@@ -18,8 +18,8 @@
 //! share of the pages the writer had to read (not in its cache), the write-ahead log's size, the
 //! checkpoints run so far, the server's memory, the CPU time the host stole, how long tasks waited
 //! for a CPU (the kernel's pressure stall information) and the disk's own fsync
-//! latency (a probe beside the store); at the end, each window's p99 against the first, and `ledger
-//! check`.
+//! latency (a probe beside the store); at the end, the purchases over the target per commit over
+//! 10 ms (on SQLite), each window's p99 against the first, and `ledger check`.
 //!
 //! `VEGAS_SOAK_SECONDS` shortens the runs (to try a change; the figures that count are 600 s), and
 //! `VEGAS_SOAK_STORE=sqlite` or `postgres` runs one of the two.
@@ -150,6 +150,11 @@ async fn observed_over(http: &reqwest::Client, admin: &str, histogram: &str, lab
     value(format!("{histogram}_count"), None) - within
 }
 
+/// The SQLite writer's commits that took over [`SLOW_COMMIT`] so far.
+async fn slow_commits(http: &reqwest::Client, admin: &str) -> f64 {
+    observed_over(http, admin, "vegas_sqlite_commit_seconds", &[], SLOW_COMMIT).await
+}
+
 /// Purchases the server answered in more than `limit` so far, by its own clock (its latency histogram):
 /// beside the load's count, it says how much of a window's tail was spent outside the server.
 async fn served_slower_than(http: &reqwest::Client, admin: &str, limit: Duration) -> f64 {
@@ -219,7 +224,7 @@ impl Store {
                     copied: metric(http, admin, "vegas_sqlite_checkpoint_written_bytes_total").await,
                     cached: metric(http, admin, "vegas_sqlite_writer_pages_total{from=\"cache\"}").await,
                     read: metric(http, admin, "vegas_sqlite_writer_pages_total{from=\"file\"}").await,
-                    slow_commits: observed_over(http, admin, "vegas_sqlite_commit_seconds", &[], SLOW_COMMIT).await,
+                    slow_commits: slow_commits(http, admin).await,
                 };
                 let was = before.replace(now);
                 let (cached, read) = (now.cached - was.cached, now.read - was.read);
@@ -328,6 +333,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     let (mut server_cpu, mut load_cpu, mut settled) =
         (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), metric(&http, &server.admin, "vegas_tickets_settled_total").await);
     let (mut served_slow, mut stolen, mut pressure) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
+    let (slow_commits_before, mut slow_in_all) = (slow_commits(&http, &server.admin).await, 0);
     for w in 0..count {
         // A window is printed once the purchases scheduled in it are answered (a second's grace).
         tokio::time::sleep_until(start + WARM_UP + WINDOW * (w as u32 + 1) + Duration::from_secs(1)).await;
@@ -341,6 +347,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
         let (served_slow_now, stolen_now, pressure_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
         let slow = latencies.iter().filter(|l| **l > TARGET_P99).count();
+        slow_in_all += slow;
         let (in_bursts, bursts) = windows.lock().unwrap().in_bursts(WARM_UP + WINDOW * w as u32, WARM_UP + WINDOW * (w as u32 + 1));
         let window_start = (start + WARM_UP + WINDOW * w as u32).into_std();
         let (disk_p99, disk_max) = disk.window(window_start, window_start + WINDOW);
@@ -370,6 +377,16 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         (server_cpu, load_cpu, settled, served_slow, stolen, pressure) = (server_now, load_now, settled_now, served_slow_now, stolen_now, pressure_now);
     }
     buyers.join_all().await;
+    if let Store::Sqlite(..) = store {
+        // What one stalled commit costs the players, whatever the host's disk did this run.
+        let stalled = slow_commits(&http, &server.admin).await - slow_commits_before;
+        println!(
+            "  purchases over {} per commit over {}: {:.0} ({slow_in_all} in {stalled:.0})",
+            ms(TARGET_P99),
+            ms(SLOW_COMMIT),
+            slow_in_all as f64 / stalled.max(1.0)
+        );
+    }
     let settled = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
     let backlog = metric(&http, &server.admin, "vegas_settler_backlog_tickets").await;
     let windows = windows.lock().unwrap();

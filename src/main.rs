@@ -631,6 +631,9 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
+    // The fail points `FAILPOINTS` sets (`make bench-soak-stalls`), for the whole run.
+    #[cfg(feature = "failpoints")]
+    let _fail_points = fail::FailScenario::setup();
     match cli::run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

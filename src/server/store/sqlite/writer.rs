@@ -123,6 +123,8 @@ fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = J
             // The checkpointer holds its next flush meanwhile (`paced`): this fsync finds the disk free.
             let _committing = super::paced::Committing::begin();
             let started = std::time::Instant::now();
+            // A disk that stalls this fsync, on demand: `make bench-soak-stalls`.
+            fail::fail_point!("sqlite-commit");
             let committed = context.conn.execute_batch("COMMIT").map_err(|e| backend("commit", e));
             metrics::histogram!("vegas_sqlite_commit_seconds").record(started.elapsed().as_secs_f64());
             committed
