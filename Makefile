@@ -75,8 +75,8 @@ bench-soak: tools
 	tests/pg/cluster.sh run -- cargo bench --locked --bench soak
 
 # The SQLite soak (90 s unless VEGAS_SOAK_SECONDS says) with a commit stalled 25 ms about once a second (a
-# fail point, in a build of its own): what one stalled commit costs the players, apart from how often
-# commits stall (its last line: the purchases over 25 ms per commit over 10 ms).
+# fail point, in a build of its own): what one stall of the disk costs the players, apart from how often
+# the host stalls it (its last line: the purchases over 25 ms per commit over 10 ms).
 bench-soak-stalls: tools
 	FAILPOINTS='sqlite-commit=0.07%sleep(25)' VEGAS_SOAK_STORE=sqlite VEGAS_SOAK_SECONDS=$${VEGAS_SOAK_SECONDS:-90} \
 		cargo bench --locked --features failpoints --bench soak

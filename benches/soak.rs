@@ -14,7 +14,7 @@
 //! Every 30 s it prints the window's p50, p99 and max, its purchases slower than the target as the
 //! load saw them and as the server timed them, the share of those that came in bursts (a tenth of a
 //! second of the schedule holding 50 of them or more: something stalled them together), the commits
-//! of the store's writer that took over 10 ms (its fsync and the wait for a core after it, as the sales feel them), the store's size, what checkpoints copied into it, the
+//! of the store's writer that took over 10 ms (the disk's fsync, as the sales feel it), the store's size, what checkpoints copied into it, the
 //! share of the pages the writer had to read (not in its cache), the write-ahead log's size, the
 //! checkpoints run so far, the server's memory, the CPU time the host stole, how long tasks waited
 //! for a CPU (the kernel's pressure stall information) and the disk's own fsync
@@ -378,7 +378,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     }
     buyers.join_all().await;
     if let Store::Sqlite(..) = store {
-        // What one stalled commit costs the players, however often commits stalled this run.
+        // What one stalled commit costs the players, whatever the host's disk did this run.
         let stalled = slow_commits(&http, &server.admin).await - slow_commits_before;
         println!(
             "  purchases over {} per commit over {}: {:.0} ({slow_in_all} in {stalled:.0})",
