@@ -5,6 +5,7 @@
 
 mod checkpoint;
 mod paced;
+mod page_cache;
 mod responsible;
 mod tx;
 mod writer;
@@ -111,8 +112,9 @@ fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
 }
 
 /// Adds the pages a connection found in its cache and those it had to read since the last call to
-/// `vegas_sqlite_writer_pages_total{from}`: a store outgrowing the writer's cache reads more.
-fn count_page_reads(conn: &Connection) {
+/// `vegas_sqlite_writer_pages_total{from}` (a store outgrowing the writer's cache reads more), and
+/// brings `vegas_sqlite_cache_walks_avoided_total` up to date.
+fn record_cache_use(conn: &Connection) {
     for (op, from) in [(ffi::SQLITE_DBSTATUS_CACHE_HIT, "cache"), (ffi::SQLITE_DBSTATUS_CACHE_MISS, "file")] {
         let (mut current, mut highest) = (0, 0);
         // SAFETY: the connection's own handle, used on its thread; the call only reads its counters
@@ -121,6 +123,7 @@ fn count_page_reads(conn: &Connection) {
             metrics::counter!("vegas_sqlite_writer_pages_total", "from" => from).increment(current as u64);
         }
     }
+    metrics::counter!("vegas_sqlite_cache_walks_avoided_total").absolute(page_cache::walks_avoided());
 }
 
 /// Who opens the store, which decides what is done with a write-ahead log found on opening.
@@ -135,6 +138,8 @@ pub enum Opening {
 impl SqliteStore {
     /// Opens (creating if need be) the store in `path`, migrating its schema to the newest version.
     pub fn open(path: &Path, opening: Opening) -> Result<SqliteStore, StoreError> {
+        // Before the first connection starts SQLite.
+        page_cache::install();
         // Measured before this connection writes to the WAL: what is there now, an earlier process left.
         let left = checkpoint::wal_bytes(path);
         let mut conn = Connection::open(path)?;
@@ -166,7 +171,7 @@ impl SqliteStore {
         let lots = Arc::new(LotsCache::default());
         let writer = Writer::start(conn, lots.clone(), move |conn| {
             finish.after_commit(conn);
-            count_page_reads(conn);
+            record_cache_use(conn);
         })?;
         Ok(SqliteStore { writer, lots, readers, _checkpointer: checkpointer, file: path.to_owned() })
     }

@@ -87,6 +87,8 @@ pub fn register() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| unsafe {
+            // Looking the VFS up starts SQLite, which takes its page cache only before.
+            super::page_cache::install();
             let real = ffi::sqlite3_vfs_find(c"unix".as_ptr());
             if real.is_null() {
                 return Err("SQLite has no unix VFS".into());
