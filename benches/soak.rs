@@ -35,7 +35,7 @@ mod load;
 #[path = "../tests/support/process.rs"]
 mod process;
 
-use load::{Load, cpu_seconds, ms, players, report_first};
+use load::{Line, Load, cpu_seconds, ms, players, report_first};
 use process::{ServerProcess, private_dir, vegas};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -293,7 +293,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     let start = tokio::time::Instant::now() + Duration::from_millis(50);
     let mut buyers = JoinSet::new();
     for (p, token) in tokens.into_iter().enumerate() {
-        let (load, windows) = (load.clone(), windows.clone());
+        let (mut line, windows) = (Line::new(server, &token), windows.clone());
         let mut next = start + period.mul_f64(p as f64 / PLAYERS as f64);
         buyers.spawn(async move {
             let mut n = 0usize;
@@ -303,7 +303,7 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
                 let window = next.checked_duration_since(start + WARM_UP).map(|since| (since.as_secs_f64() / WINDOW.as_secs_f64()) as usize);
                 let key = format!("soak-{p}-{n}");
                 let mode = if (n + p) % 10 == 5 { "auto" } else { "jouez" };
-                let bought = load.buy_ticket(&token, &key, mode).await;
+                let bought = line.buy_ticket(&key, mode).await;
                 let latency = bought.as_ref().ok().map(|_| next.elapsed());
                 if let Err(e) = &bought {
                     report_first(windows.lock().unwrap().failed, e);
@@ -312,8 +312,8 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
                 // The player's play, after the purchase: not counted in its latency.
                 if let Ok(ticket) = bought {
                     let played = match (n + p) % 10 {
-                        0 => load.reveal(&token, &ticket, &[0, 1, 2]).await,
-                        5 => load.complete(&token, &ticket).await,
+                        0 => line.reveal(&ticket, &[0, 1, 2]).await,
+                        5 => line.complete(&ticket).await,
                         _ => Ok(()),
                     };
                     if let Err(e) = played {
