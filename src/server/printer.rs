@@ -5,6 +5,10 @@
 //!
 //! Each block's seed and design are read from the store once and kept.
 //!
+//! Signing takes about 20 µs, and a ticket is viewed many times (its sale, each reveal, its completion,
+//! every history page the game reloads): the last [`PRINTED_KEPT`] payloads are kept and served again
+//! while the key that signed them still signs.
+//!
 //! Keys: the store holds every signing key, so every instance signs with the same ones. The JWKS lists
 //! them all. A new key (`vegas keys rotate`) is listed at once but signs only once it is
 //! [`KEY_ACTIVATION`] old: by then every instance has re-read the keys ([`KEY_REFRESH`]) and lists it,
@@ -16,14 +20,36 @@ use crate::api::InclusionProof;
 use crate::block::{Entries, Entry, Hash, Prover, Scheme, Seed, compose_entry, hex, merkle, shuffled_lots};
 use crate::composer::Design;
 use crate::payload::{FORMAT_VERSION, Jwks, TicketClaims, TicketSigner};
+use hashlink::LruCache;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// How often each instance re-reads the signing keys.
 pub const KEY_REFRESH: Duration = Duration::from_secs(15);
 /// How old a key must be before it signs: several refreshes, so that every instance lists it first.
 pub const KEY_ACTIVATION: Duration = Duration::from_secs(60);
+
+/// Payloads kept to be served again: about 1.3 KB each, so some 20 MB, the recent tickets of
+/// thousands of players.
+pub const PRINTED_KEPT: usize = 16_384;
+
+/// A payload printed, with what it was printed from: served again only for the same facts, signed by
+/// the key that signs now.
+struct Printed {
+    kid: String,
+    owner: String,
+    sold_at: i64,
+    serial: crate::payload::Serial,
+    lot: crate::money::Cents,
+    payload: String,
+}
+
+impl Printed {
+    fn of(&self, ticket: &TicketRecord, kid: &str) -> bool {
+        self.kid == kid && self.owner == ticket.owner && self.sold_at == ticket.sold_at && self.serial == ticket.serial && self.lot == ticket.lot
+    }
+}
 
 /// The key that signs, and every key that verifies.
 struct Keyring {
@@ -168,6 +194,7 @@ pub struct Printer {
     presses: RwLock<HashMap<(u32, u32), Arc<Press>>>,
     designs: RwLock<HashMap<(Hash, Scheme), Arc<Design>>>,
     qa_deck: RwLock<Option<QaDeck>>,
+    printed: Mutex<LruCache<String, Printed>>,
 }
 
 /// A QA deck and the block (emission, block) whose tickets it replaces.
@@ -180,7 +207,13 @@ impl Printer {
             store.add_signing_key(first_key.unwrap_or_else(|| new_signing_key(now))).await?;
         }
         let keys = Keyring::of(&store.signing_keys().await?, now)?;
-        Ok(Printer { keys: RwLock::new(keys), presses: RwLock::default(), designs: RwLock::default(), qa_deck: RwLock::default() })
+        Ok(Printer {
+            keys: RwLock::new(keys),
+            presses: RwLock::default(),
+            designs: RwLock::default(),
+            qa_deck: RwLock::default(),
+            printed: Mutex::new(LruCache::new(PRINTED_KEPT)),
+        })
     }
 
     /// Re-reads the signing keys (a rotation made by another instance or the CLI).
@@ -206,8 +239,13 @@ impl Printer {
             .map_err(|e| ApiError::Internal(format!("block {}: its design cannot print its lot: {e}", ticket.serial)))
     }
 
-    /// The signed payload of a sold ticket.
+    /// The signed payload of a sold ticket: the one printed before if it is kept, else printed now.
     pub async fn payload(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<String, ApiError> {
+        let signer = read(&self.keys).signer.clone();
+        if let Some(printed) = lock(&self.printed).get(&ticket.id).filter(|p| p.of(ticket, signer.kid())) {
+            metrics::counter!("vegas_payloads_total", "printed" => "before").increment(1);
+            return Ok(printed.payload.clone());
+        }
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
         let zones = Self::compose(&press, ticket)?;
         let claims = TicketClaims {
@@ -221,8 +259,18 @@ impl Printer {
             salt: (press.design.scheme >= Scheme::V2).then(|| hex(&merkle::salt(&press.seed, ticket.serial.index))),
             qa: press.deck.is_some(),
         };
-        let signer = read(&self.keys).signer.clone();
-        Ok(signer.sign(&claims))
+        let payload = signer.sign(&claims);
+        metrics::counter!("vegas_payloads_total", "printed" => "now").increment(1);
+        let printed = Printed {
+            kid: signer.kid().to_owned(),
+            owner: ticket.owner.clone(),
+            sold_at: ticket.sold_at,
+            serial: ticket.serial,
+            lot: ticket.lot,
+            payload: payload.clone(),
+        };
+        lock(&self.printed).insert(ticket.id.clone(), printed);
+        Ok(payload)
     }
 
     /// Prints the tickets of block (`emission`, `block`) from a QA deck, as test tickets.
@@ -271,9 +319,14 @@ impl Printer {
     }
 }
 
-// The maps only ever gain entries that are never changed: one poisoned by a panic is still whole.
+// The maps only ever gain entries that are never changed, and the payloads kept are each whole: one
+// poisoned by a panic is still sound.
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
@@ -297,6 +350,68 @@ mod tests {
         let first = Keyring::of(std::slice::from_ref(&new), 5_000).unwrap();
         assert_eq!(kid(&first), new.kid, "a first key signs at once");
         assert!(Keyring::of(&[], 0).is_err());
+    }
+
+    /// A payload is signed once and served again, but printed anew for other facts under the same id
+    /// or once another key signs.
+    #[test]
+    fn a_payload_is_signed_once_and_printed_anew_for_other_facts_or_another_key() {
+        use crate::server::store::sqlite::{Opening, SqliteStore};
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        // (signed now, served as printed before), since the last call: a snapshot takes the counts.
+        let printed = || {
+            let counts = snapshotter.snapshot().into_hashmap();
+            let count = |when: &str| {
+                let signed = counts.iter().filter(|(key, _)| key.key().name() == "vegas_payloads_total" && key.key().labels().any(|l| l.value() == when));
+                signed
+                    .map(|(_, (.., value))| match value {
+                        metrics_util::debugging::DebugValue::Counter(n) => *n,
+                        other => panic!("a counter, not {other:?}"),
+                    })
+                    .sum::<u64>()
+            };
+            (count("now"), count("before"))
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        metrics::with_local_recorder(&recorder, || {
+            runtime.block_on(async {
+                let store = SqliteStore::open(&dir.path().join("vegas.sqlite3"), Opening::Server).unwrap();
+                crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_000).await.unwrap();
+                let seed = store.block(1, 1).await.unwrap().seed;
+                let serial = crate::payload::Serial { emission: 1, block: 1, index: 7 };
+                let ticket = TicketRecord {
+                    id: "t-0001".into(),
+                    owner: "p-1".into(),
+                    serial,
+                    mode: crate::play::Mode::Jouez,
+                    lot: crate::block::lot_of(shuffled_lots(&seed)[7]),
+                    revealed: vec![0, 1],
+                    revealed_at: vec![1_010, 1_011],
+                    sold_at: 1_005,
+                    credited_at: None,
+                    finished_at: None,
+                };
+                let printer = Printer::load(&store, None, 1_000).await.unwrap();
+                let first = printer.payload(&store, &ticket).await.unwrap();
+                let played = TicketRecord { revealed: vec![0, 1, 2], finished_at: Some(1_020), ..ticket.clone() };
+                assert_eq!(printer.payload(&store, &played).await.unwrap(), first, "what the player did is not signed");
+                assert_eq!(printed(), (1, 1));
+
+                let another_owner = TicketRecord { owner: "p-2".into(), ..ticket.clone() };
+                assert_ne!(printer.payload(&store, &another_owner).await.unwrap(), first);
+                assert_eq!(printed(), (1, 0));
+
+                store.add_signing_key(new_signing_key(2_000)).await.unwrap();
+                printer.refresh_keys(&store, 2_000 + KEY_ACTIVATION.as_secs() as i64).await.unwrap();
+                let resigned = printer.payload(&store, &ticket).await.unwrap();
+                let header = |payload: &str| payload.split('.').next().unwrap().to_owned();
+                assert_ne!(header(&resigned), header(&first), "the new key's kid");
+                assert_eq!(printer.payload(&store, &ticket).await.unwrap(), resigned);
+                assert_eq!(printed(), (1, 1));
+            })
+        });
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
