@@ -8,6 +8,7 @@
 //! | `vegas_http_requests_total{route,method,status}` | answers, per route template |
 //! | `vegas_http_request_duration_seconds{route,method}` | time to answer, histogram |
 //! | `vegas_purchases_total` / `vegas_purchase_replays_total` | tickets sold / retries answered again |
+//! | `vegas_payloads_total{printed}` | ticket payloads signed `now`, or served as printed `before` |
 //! | `vegas_wins_paid_total`, `vegas_wins_paid_cents_total` | wins credited when a player completes |
 //! | `vegas_tickets_settled_total` | unfinished tickets the settler credited |
 //! | `vegas_settler_backlog_tickets`, `vegas_settler_lag_seconds` | due tickets not yet settled, and how late the oldest is |
@@ -56,6 +57,7 @@ fn describe() {
     describe_histogram!("vegas_http_request_duration_seconds", metrics::Unit::Seconds, "Time to answer, by route template and method");
     describe_counter!("vegas_purchases_total", "Tickets sold");
     describe_counter!("vegas_purchase_replays_total", "Purchases retried with a known Idempotency-Key, answered with their ticket again");
+    describe_counter!("vegas_payloads_total", "Ticket payloads served: signed now, or as printed before (kept in memory)");
     describe_counter!("vegas_wins_paid_total", "Winning tickets credited when their player completed them");
     describe_counter!("vegas_wins_paid_cents_total", "Cents credited for those wins");
     describe_counter!("vegas_tickets_settled_total", "Unfinished tickets the settler credited");
