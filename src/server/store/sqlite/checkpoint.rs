@@ -9,7 +9,7 @@
 //! after its next commit, when no write can land meanwhile; the WAL starts again at the next write.
 //!
 //! Both figures were set by `make bench-soak` (5 000 sales/s beside 4 500 settlements/s): what stalls
-//! sales is the disk, not SQLite's CPU. A pass writes the database through [`super::paced`], which
+//! sales is the disk, not SQLite's CPU. A pass writes the database through [`super::vfs`], which
 //! keeps the disk's queue short for the commits' fsyncs; the writer's pause takes about 10 ms.
 
 use super::super::StoreError;
@@ -120,8 +120,8 @@ pub fn after_crash(conn: &Connection, left: u64) {
 }
 
 pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
-    super::paced::register().map_err(StoreError::Backend)?;
-    let conn = Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), super::paced::VFS)?;
+    super::vfs::register().map_err(StoreError::Backend)?;
+    let conn = Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), super::vfs::PACED)?;
     super::grow_in_chunks(&conn)?;
     let (stop, stopped) = mpsc::channel::<()>();
     let wanted = Arc::new(AtomicBool::new(false));
@@ -133,7 +133,7 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
                 match passive(&conn) {
                     Ok(Progress { frames, .. }) => {
                         metrics::gauge!("vegas_sqlite_wal_frames").set(frames as f64);
-                        metrics::counter!("vegas_sqlite_checkpoint_written_bytes_total").absolute(super::paced::written_bytes());
+                        metrics::counter!("vegas_sqlite_checkpoint_written_bytes_total").absolute(super::vfs::written_bytes());
                         if frames > RESTART_FRAMES && catch_up(&conn) {
                             ask.store(true, Ordering::Relaxed);
                         }

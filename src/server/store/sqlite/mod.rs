@@ -4,10 +4,10 @@
 //! existing data directory is migrated when the server starts.
 
 mod checkpoint;
-mod paced;
 mod page_cache;
 mod responsible;
 mod tx;
+mod vfs;
 mod writer;
 
 use super::ledger::{self, Account, BlockTally, LedgerFacts, Transfer};
@@ -142,7 +142,10 @@ impl SqliteStore {
         page_cache::install();
         // Measured before this connection writes to the WAL: what is there now, an earlier process left.
         let left = checkpoint::wal_bytes(path);
-        let mut conn = Connection::open(path)?;
+        // The writer's connection: its WAL appends are gathered into one write a commit (`vfs`), which
+        // needs the `synchronous=FULL` set below.
+        vfs::register().map_err(StoreError::Backend)?;
+        let mut conn = Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), vfs::GATHERED)?;
         // A sale changes a few rows at random places (the buyer's wallet, the buyer's index entries):
         // SQLite writes each changed page whole to the WAL, so small pages write less. Only a new
         // database takes it; an existing one keeps its page size.

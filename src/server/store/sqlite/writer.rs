@@ -169,8 +169,8 @@ fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = J
     let result = match failure {
         Some(e) => Err(e),
         None => {
-            // The checkpointer holds its next flush meanwhile (`paced`): this fsync finds the disk free.
-            let _committing = super::paced::Committing::begin();
+            // The checkpointer holds its next flush meanwhile (`vfs`): this fsync finds the disk free.
+            let _committing = super::vfs::Committing::begin();
             let started = std::time::Instant::now();
             // A disk that stalls this fsync, on demand: `make bench-soak-stalls`.
             fail::fail_point!("sqlite-commit");
