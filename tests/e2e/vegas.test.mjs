@@ -59,6 +59,17 @@ async function lastTicket(page) {
   return page.evaluate(async () => (await (await fetch('/api/tickets?limit=1')).json())[0]);
 }
 
+/** Polls the player's last ticket until `holds(ticket)`; `waitForFunction` cannot: it takes an async predicate's promise for a truthy answer. */
+async function untilLastTicket(page, holds, timeout = 10000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const ticket = await lastTicket(page);
+    if (ticket && holds(ticket)) return ticket;
+    if (Date.now() > deadline) throw new Error(`the last ticket never came to hold ${holds}: ${JSON.stringify(ticket)}`);
+    await page.waitForTimeout(200);
+  }
+}
+
 /** Plays a ticket with « Auto » to its end, then « Rejouer »: the first ticket, once the next is on screen. */
 async function autoThenReplay(page) {
   await page.click('[data-testid=play-auto]');
@@ -299,8 +310,7 @@ test('« Auto » goes on behind a recall: back to the game, the ticket has ended
   const firstInHistory = page.locator('.history-item', { hasText: first.serial });
   await firstInHistory.click();
   await page.waitForSelector('[data-testid=recall]');
-  await page.waitForFunction(async id => (await (await fetch('/api/tickets?limit=1')).json())[0]?.id === id
-    && (await (await fetch('/api/tickets?limit=1')).json())[0]?.state === 'finished', second.id, { timeout: 20000, polling: 200 });
+  await untilLastTicket(page, ticket => ticket.id === second.id && ticket.state === 'finished', 20000);
   await page.click('[data-testid=recall-back]');
   await page.waitForFunction(serial => document.querySelector('[data-testid=serial]')?.textContent.includes(serial), second.serial);
   await page.waitForSelector('[data-testid=result]');
@@ -336,7 +346,7 @@ test('zones scratched offline are recorded, and recalled, at the time they were 
   await page.click('[data-testid=play-jouez]');
   await page.click('[data-testid=choose-poker]');
   await scratch(page, 'poker-hand');
-  await page.waitForFunction(async () => (await (await fetch('/api/tickets?limit=1')).json())[0].revealed.length === 1);
+  await untilLastTicket(page, ticket => ticket.revealed.length === 1);
   await context.setOffline(true);
   const bonusAt = seconds();
   await scratch(page, 'poker-bonus');
@@ -346,8 +356,7 @@ test('zones scratched offline are recorded, and recalled, at the time they were 
   await page.waitForTimeout(3000);
   const backAt = seconds();
   await context.setOffline(false);
-  await page.waitForFunction(async () => (await (await fetch('/api/tickets?limit=1')).json())[0].revealed.length === 3, null, { timeout: 15000 });
-  const { revealed, revealed_at: at } = await lastTicket(page);
+  const { revealed, revealed_at: at } = await untilLastTicket(page, ticket => ticket.revealed.length === 3, 15000);
   assert.deepEqual(revealed, [0, 1, 2]);
   assert.ok(Math.abs(at[1] - bonusAt) <= 2, `the bonus card at ${at[1] - bonusAt} s from when it was scratched`);
   assert.ok(Math.abs(at[2] - wheelAt) <= 2, `the wheel at ${at[2] - wheelAt} s from when it was scratched`);
