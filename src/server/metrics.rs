@@ -15,6 +15,7 @@
 //! | `vegas_sqlite_wal_bytes`, `vegas_sqlite_wal_frames` | the WAL file's size; the frames it holds since it started over |
 //! | `vegas_sqlite_checkpoint_written_bytes_total` | bytes the checkpoints copied into the database (each page changed between two passes, once) |
 //! | `vegas_sqlite_writer_pages_total{from}` | pages the writer looked at: found in its cache (`cache`) or read (`file`) |
+//! | `vegas_sqlite_temporary_files_total` | files the writer or the checkpointer had SQLite create for itself (a savepoint's journal, a sort): 0 while they stay in memory as set |
 //! | `vegas_sqlite_cache_walks_avoided_total` | commits that did not walk a connection's page cache for nothing (`store::sqlite::page_cache`; stays 0 if the layer could not be installed) |
 //! | `vegas_sqlite_commit_seconds` | the writer's commits of a group of writes, fsync included: the disk's latency as the sales feel it |
 //! | `vegas_sqlite_checkpoint_pause_seconds` | the writer's pauses to finish a checkpoint (after which the WAL starts over) |
@@ -71,6 +72,10 @@ fn describe() {
         "Bytes the checkpoints copied from the write-ahead log into the database"
     );
     describe_counter!("vegas_sqlite_writer_pages_total", "Pages the writer looked at, by where it found them (cache, file)");
+    describe_counter!(
+        "vegas_sqlite_temporary_files_total",
+        "Temporary files SQLite created for the writer or the checkpointer (0 while they stay in memory, as the store sets)"
+    );
     describe_counter!("vegas_sqlite_cache_walks_avoided_total", "Commits that did not walk a page cache for nothing (the store's page cache layer)");
     describe_histogram!(
         "vegas_sqlite_commit_seconds",

@@ -107,6 +107,12 @@ fn configure(conn: &Connection, cache_mib: i64) -> rusqlite::Result<()> {
     // Indexes keyed by player are written at random places: pages kept in memory are not read again
     // from the file for every sale.
     conn.pragma_update(None, "cache_size", -1024 * cache_mib)?;
+    // Each write of a group runs in a savepoint, whose journal (the pages it changed, as they were)
+    // SQLite otherwise moves to a file once past 64 KiB: a settlement crediting hundreds of tickets
+    // made the writer create, fill and delete a file in /var/tmp some 40 times a second, 18 000
+    // `pwrite`s a second and file-system changes that the next commit's fsync had to carry. In memory
+    // it is a group's changed pages at most (a few MB); it is never needed after a crash.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
 }

@@ -47,6 +47,10 @@ const BREATH: Duration = Duration::from_micros(250);
 /// The longest a flush waits for commits to end: under a stream of back-to-back commits the
 /// checkpoint still moves on.
 const LONGEST_WAIT: Duration = Duration::from_millis(20);
+/// Files SQLite makes for itself beside a connection's (a savepoint's journal, a sort, a temporary
+/// table) when they outgrow memory: the store keeps them in memory (`temp_store`), so each one counted
+/// is a file created and deleted on the store's disk.
+const TEMPORARY: c_int = ffi::SQLITE_OPEN_SUBJOURNAL | ffi::SQLITE_OPEN_TEMP_JOURNAL | ffi::SQLITE_OPEN_TEMP_DB | ffi::SQLITE_OPEN_TRANSIENT_DB;
 /// Commits of the store's writer under way (see [`Committing`]).
 static COMMITTING: AtomicUsize = AtomicUsize::new(0);
 
@@ -147,6 +151,9 @@ unsafe extern "C" fn open(vfs: *mut ffi::sqlite3_vfs, name: ffi::sqlite3_filenam
         let rc = real_open(real_vfs, name, real, flags, out_flags);
         if rc != ffi::SQLITE_OK {
             return rc;
+        }
+        if flags & TEMPORARY != 0 {
+            metrics::counter!("vegas_sqlite_temporary_files_total").increment(1);
         }
         let database = if paced && flags & ffi::SQLITE_OPEN_MAIN_DB != 0 && !name.is_null() {
             libc::open(name as *const c_char, libc::O_RDONLY | libc::O_CLOEXEC)
@@ -467,5 +474,40 @@ mod tests {
         let reopened = Connection::open(&path).unwrap();
         assert_eq!(count(&reopened), (5 * ROWS + 1, (5 * ROWS + 1) * 300));
         assert_eq!(reopened.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0)).unwrap(), "ok");
+    }
+
+    /// A write of a group that changes hundreds of pages in its savepoint (a settlement crediting many
+    /// tickets) keeps the savepoint's journal in memory on a connection set up as the store's; as SQLite
+    /// has it by default, the same write puts it in a temporary file, which the counter sees.
+    #[test]
+    fn a_savepoints_journal_stays_in_memory_on_the_stores_connections() {
+        register().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Connection::open_with_flags_and_vfs(dir.path().join("temp.sqlite"), OpenFlags::default(), GATHERED).unwrap();
+        writer.pragma_update(None, "journal_mode", "WAL").unwrap();
+        writer.pragma_update(None, "synchronous", "FULL").unwrap();
+        super::super::configure(&writer, 16).unwrap();
+        writer.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, data BLOB NOT NULL)").unwrap();
+        writer
+            .execute("WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < 2000) INSERT INTO t SELECT id, randomblob(300) FROM n", [])
+            .unwrap();
+
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let temporary_files = || -> u64 {
+            let counts = snapshotter.snapshot().into_hashmap();
+            let counted = counts.iter().filter(|(key, _)| key.key().name() == "vegas_sqlite_temporary_files_total");
+            counted.map(|(_, (.., value))| if let metrics_util::debugging::DebugValue::Counter(n) = value { *n } else { 0 }).sum()
+        };
+        let write_in_a_savepoint =
+            || writer.execute_batch("BEGIN IMMEDIATE; SAVEPOINT write; UPDATE t SET data = randomblob(300); RELEASE write; COMMIT").unwrap();
+        metrics::with_local_recorder(&recorder, || {
+            write_in_a_savepoint();
+            assert_eq!(temporary_files(), 0, "the journal of ~700 pages stayed in memory");
+            writer.pragma_update(None, "temp_store", "DEFAULT").unwrap();
+            write_in_a_savepoint();
+            assert_eq!(temporary_files(), 1, "SQLite's default: in a file once past 64 KiB");
+        });
+        assert_eq!(writer.query_row("SELECT COUNT(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap(), 2000);
     }
 }
