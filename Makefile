@@ -86,7 +86,7 @@ bench-web: dist
 	cargo build --release --locked
 	cd $(E2E) && node bench.mjs
 
-# Designers: the preview on http://127.0.0.1:8081/, rebuilt and reloaded on every change.
+# Designers: the preview on http://127.0.0.1:8082/, rebuilt and reloaded on every change.
 preview: tools
 	cargo fetch --locked
 	trunk serve preview.html --dist target/preview-dist

@@ -64,6 +64,141 @@ pub struct CommittedRoot {
     pub root: String,
 }
 
+/// What went wrong, as every error answer of the API names it (its `error` field): the server
+/// answers with these, and the web app branches on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadRequest,
+    InvalidJson,
+    InvalidIdentity,
+    Unauthorized,
+    BadCredentials,
+    NotFound,
+    MethodNotAllowed,
+    InsufficientFunds,
+    SoldOut,
+    NameTaken,
+    Overdraft,
+    IdempotencyKeyReused,
+    FirstSurfaceUnfinished,
+    ZonesLeft,
+    TicketFinished,
+    AlreadyExists,
+    AlreadyRegistered,
+    AlreadyPaused,
+    RaiseNotYet,
+    RaiseLapsed,
+    AlreadyDone,
+    DemoMoney,
+    DemoOff,
+    PayloadTooLarge,
+    TimedOut,
+    RateLimited,
+    Busy,
+    Unavailable,
+    LimitReached,
+    LimitsRequired,
+    Paused,
+    RealityCheckDue,
+    Banned,
+    Suspended,
+    FourEyes,
+    UnderAge,
+    Internal,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 37] = [
+        ErrorCode::BadRequest,
+        ErrorCode::InvalidJson,
+        ErrorCode::InvalidIdentity,
+        ErrorCode::Unauthorized,
+        ErrorCode::BadCredentials,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::InsufficientFunds,
+        ErrorCode::SoldOut,
+        ErrorCode::NameTaken,
+        ErrorCode::Overdraft,
+        ErrorCode::IdempotencyKeyReused,
+        ErrorCode::FirstSurfaceUnfinished,
+        ErrorCode::ZonesLeft,
+        ErrorCode::TicketFinished,
+        ErrorCode::AlreadyExists,
+        ErrorCode::AlreadyRegistered,
+        ErrorCode::AlreadyPaused,
+        ErrorCode::RaiseNotYet,
+        ErrorCode::RaiseLapsed,
+        ErrorCode::AlreadyDone,
+        ErrorCode::DemoMoney,
+        ErrorCode::DemoOff,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::TimedOut,
+        ErrorCode::RateLimited,
+        ErrorCode::Busy,
+        ErrorCode::Unavailable,
+        ErrorCode::LimitReached,
+        ErrorCode::LimitsRequired,
+        ErrorCode::Paused,
+        ErrorCode::RealityCheckDue,
+        ErrorCode::Banned,
+        ErrorCode::Suspended,
+        ErrorCode::FourEyes,
+        ErrorCode::UnderAge,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as it is written in an answer.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::InvalidIdentity => "invalid_identity",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::BadCredentials => "bad_credentials",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::InsufficientFunds => "insufficient_funds",
+            ErrorCode::SoldOut => "sold_out",
+            ErrorCode::NameTaken => "name_taken",
+            ErrorCode::Overdraft => "overdraft",
+            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
+            ErrorCode::FirstSurfaceUnfinished => "first_surface_unfinished",
+            ErrorCode::ZonesLeft => "zones_left",
+            ErrorCode::TicketFinished => "ticket_finished",
+            ErrorCode::AlreadyExists => "already_exists",
+            ErrorCode::AlreadyRegistered => "already_registered",
+            ErrorCode::AlreadyPaused => "already_paused",
+            ErrorCode::RaiseNotYet => "raise_not_yet",
+            ErrorCode::RaiseLapsed => "raise_lapsed",
+            ErrorCode::AlreadyDone => "already_done",
+            ErrorCode::DemoMoney => "demo_money",
+            ErrorCode::DemoOff => "demo_off",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
+            ErrorCode::TimedOut => "timed_out",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::LimitReached => "limit_reached",
+            ErrorCode::LimitsRequired => "limits_required",
+            ErrorCode::Paused => "paused",
+            ErrorCode::RealityCheckDue => "reality_check_due",
+            ErrorCode::Banned => "banned",
+            ErrorCode::Suspended => "suspended",
+            ErrorCode::FourEyes => "four_eyes",
+            ErrorCode::UnderAge => "under_age",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The code an answer names, if it is one of ours.
+    pub fn parse(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|code| code.as_str() == text)
+    }
+}
+
 /// Shown on every screen, as the law asks of gambling operators in France.
 pub const RESPONSIBLE_GAMING: &str = "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";
 
@@ -259,4 +394,19 @@ pub struct WithdrawalInfo {
 pub struct WithdrawalAsked {
     pub withdrawal: WithdrawalInfo,
     pub balance_cents: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    /// Each code reads back as itself, and is written as serde writes it in an answer.
+    #[test]
+    fn every_error_code_is_written_and_read_one_way() {
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+            assert_eq!(serde_json::to_value(code).unwrap(), serde_json::json!(code.as_str()));
+        }
+        assert_eq!(ErrorCode::parse("no_such_code"), None);
+    }
 }

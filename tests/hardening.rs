@@ -223,32 +223,46 @@ fn closed_within(mut stream: TcpStream, limit: Duration) -> Duration {
     }
 }
 
+/// The timeouts these tests give the server: what they check is that each one is kept, not its length.
+const HEADER_TIMEOUT: u64 = 2;
+const BODY_TIMEOUT: u64 = 2;
+const REQUEST_TIMEOUT: u64 = 5;
+/// What a timeout may take beyond its length on a busy machine before it counts as not kept.
+const GRACE: Duration = Duration::from_secs(5);
+
+fn short_timeouts() -> [String; 6] {
+    ["--header-timeout", &HEADER_TIMEOUT.to_string(), "--body-timeout", &BODY_TIMEOUT.to_string(), "--request-timeout", &REQUEST_TIMEOUT.to_string()]
+        .map(str::to_owned)
+}
+
 #[tokio::test]
 async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_once() {
     let dir = private_dir();
-    let server = demo_server(&dir, &[]);
+    let timeouts = short_timeouts();
+    let server = demo_server(&dir, &timeouts.iter().map(String::as_str).collect::<Vec<_>>());
     let addr = server.addr.clone();
     let open = || TcpStream::connect(&addr).unwrap();
-    let limit = Duration::from_secs(15);
+    let (header, body, request) = (Duration::from_secs(HEADER_TIMEOUT), Duration::from_secs(BODY_TIMEOUT), Duration::from_secs(REQUEST_TIMEOUT));
 
     let silent = open();
     let mut slow_header = open();
     slow_header.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap();
     let mut idle = open();
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let checks = [silent, slow_header, idle].map(|stream| std::thread::spawn(move || closed_within(stream, limit)));
+    let checks = [silent, slow_header, idle].map(|stream| std::thread::spawn(move || closed_within(stream, header + GRACE)));
     let login_start = "POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{";
-    // A body that stops coming: answered 408 once no piece came for 10 s.
+    // A body that stops coming: answered 408 once no piece came for the body timeout.
     let mut stalled_body = open();
     stalled_body.write_all(login_start.as_bytes()).unwrap();
-    let stalled_body = std::thread::spawn(move || answer_after(stalled_body, Duration::from_secs(20), |_| ()));
-    // A body that trickles in, a byte every 4 s: answered 408 once the whole request took 30 s.
+    let stalled_body = std::thread::spawn(move || answer_after(stalled_body, body + GRACE, |_| ()));
+    // A body that trickles in, a byte within each body timeout: answered 408 once the whole request
+    // took the request timeout.
     let mut trickle = open();
     trickle.write_all(login_start.as_bytes()).unwrap();
     let trickle = std::thread::spawn(move || {
-        answer_after(trickle, Duration::from_secs(40), |stream| {
-            for _ in 0..12 {
-                std::thread::sleep(Duration::from_secs(4));
+        answer_after(trickle, request + GRACE, move |stream| {
+            for _ in 0..50 {
+                std::thread::sleep(body / 2);
                 if stream.write_all(b" ").is_err() {
                     return;
                 }
@@ -258,25 +272,24 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
 
     let mut huge = open();
     huge.write_all(b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n0123456789").unwrap();
-    let start = Instant::now();
-    huge.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    huge.set_read_timeout(Some(GRACE)).unwrap();
     let mut answer = vec![0u8; 1024];
     let n = huge.read(&mut answer).unwrap();
     let answer = String::from_utf8_lossy(&answer[..n]);
+    // Answered before the body timeout: refused on its declared length, not after waiting for it.
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains("payload_too_large"), "a JSON error: {answer}");
-    assert!(start.elapsed() < Duration::from_secs(2), "refused at once, not after waiting for the body");
 
     for (what, check) in ["silent", "slow header", "idle keep-alive"].into_iter().zip(checks) {
         let took = check.join().unwrap();
-        println!("{what} connection closed after {took:?}");
-        assert!(took >= Duration::from_secs(8) && took <= Duration::from_secs(13), "{what}: closed after {took:?} (timeout 10 s)");
+        println!("{what} connection closed after {took:?} (header timeout {header:?})");
+        assert!(took >= header - Duration::from_millis(100), "{what}: closed after {took:?}, before the timeout");
     }
-    for (what, check, bounds) in [("stalled body", stalled_body, 8..13), ("trickled body", trickle, 28..34)] {
+    for (what, check, timeout) in [("stalled body", stalled_body, body), ("trickled body", trickle, request)] {
         let (took, answer) = check.join().unwrap();
-        println!("{what} answered after {took:?}");
+        println!("{what} answered after {took:?} (timeout {timeout:?})");
         assert!(answer.starts_with("HTTP/1.1 408") && answer.contains("timed_out"), "{what}: {answer}");
-        assert!(bounds.contains(&took.as_secs()), "{what}: answered after {took:?}");
+        assert!(took >= timeout - Duration::from_millis(100), "{what}: answered after {took:?}, before the timeout");
     }
 }
 
@@ -327,13 +340,14 @@ async fn an_address_past_its_cap_has_its_new_connections_closed_and_others_do_no
         held.push(from("127.0.0.2").await);
     }
     let mut fourth = from("127.0.0.2").await;
-    // Generous bounds: on a busy machine (the other tests of this file run beside it) the server may take
-    // a while to accept; what must not happen is a wait for the 10 s header timeout.
+    // On a busy machine the server may take a while to accept; what must not happen is a close by the
+    // header timeout (the server's default here), as a silent connection under the cap would get.
+    let header = vegas::server::Timeouts::DEFAULT.header;
     let start = Instant::now();
-    let read = tokio::time::timeout(Duration::from_secs(30), tokio::io::AsyncReadExt::read(&mut fourth, &mut [0u8; 16])).await.expect("closed within 30 s");
+    let read = tokio::time::timeout(header * 3, tokio::io::AsyncReadExt::read(&mut fourth, &mut [0u8; 16])).await.expect("closed");
     assert!(matches!(&read, Ok(0)) || read.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset), "closed, not kept: {read:?}");
     println!("a connection past the cap closed after {:?}", start.elapsed());
-    assert!(start.elapsed() < Duration::from_secs(6), "closed at once, not at the header timeout: {:?}", start.elapsed());
+    assert!(start.elapsed() < header, "closed as accepted, not at the header timeout: {:?}", start.elapsed());
     for mut kept in held.drain(..2) {
         let read = tokio::time::timeout(Duration::from_millis(300), tokio::io::AsyncReadExt::read(&mut kept, &mut [0u8; 16])).await;
         assert!(read.is_err(), "a connection under the cap is kept: {read:?}");
@@ -383,8 +397,27 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     rlimit::increase_nofile_limit(12_000).unwrap();
     let dir = private_dir();
-    let server = demo_server(&dir, &[]);
+    let timeouts = short_timeouts();
+    let server = demo_server(&dir, &timeouts.iter().map(String::as_str).collect::<Vec<_>>());
     let target: std::net::SocketAddr = server.addr.parse().unwrap();
+    // Another address of the loopback range, a new connection for each request: the same 40 requests
+    // before the attack and during it, spread over more than the header timeout (in which a silent
+    // connection is closed and opened again).
+    let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).pool_max_idle_per_host(0).build().unwrap();
+    let spacing = Duration::from_millis(HEADER_TIMEOUT * 2_000 / 40);
+    let requests = async || {
+        let mut times = Vec::new();
+        for _ in 0..40 {
+            let start = Instant::now();
+            let answered = other.get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(30)).send().await;
+            times.push(start.elapsed());
+            assert_eq!(answered.map(|r| r.status()).ok(), Some(StatusCode::OK), "after {:?}", start.elapsed());
+            tokio::time::sleep(spacing).await;
+        }
+        times.sort();
+        times
+    };
+    let calm = requests().await;
     let (attacking, opened) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicUsize::new(0)));
     // 4 400 sockets from 127.0.0.1, kept by 55 tasks of 80 each: those the server closes read as
     // ended, and are opened again at once.
@@ -409,22 +442,21 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
     while opened.load(Ordering::Relaxed) < 4_400 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    // Another address of the loopback range, a new connection for each request, over 12 s (past the
-    // 10 s in which a silent connection is closed): every one answered within 200 ms.
-    let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).pool_max_idle_per_host(0).build().unwrap();
-    let mut times = Vec::new();
-    for _ in 0..40 {
-        let start = Instant::now();
-        let answered = other.get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(5)).send().await;
-        times.push(start.elapsed());
-        assert_eq!(answered.map(|r| r.status()).ok(), Some(StatusCode::OK), "after {:?}", start.elapsed());
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    let attacked = requests().await;
     attacking.store(false, Ordering::Relaxed);
     attackers.join_all().await;
-    let slowest = times.iter().max().unwrap();
-    println!("{} connections opened from one address; the slowest of 40 /healthz from another: {slowest:?}", opened.load(Ordering::Relaxed));
-    assert!(*slowest < Duration::from_millis(200), "{times:?}");
+    let median = |times: &[Duration]| times[times.len() / 2];
+    println!(
+        "{} connections opened from one address; 40 /healthz from another: median {:?} and slowest {:?} during the attack, {:?} and {:?} before",
+        opened.load(Ordering::Relaxed),
+        median(&attacked),
+        attacked.last().unwrap(),
+        median(&calm),
+        calm.last().unwrap()
+    );
+    // Every request answered (above); and not made to wait for the attacker's connections: a generous
+    // ratio against the same requests before the attack, in this same run.
+    assert!(median(&attacked) < median(&calm) * 10 + Duration::from_millis(20), "{attacked:?} against {calm:?}");
 }
 
 #[tokio::test]

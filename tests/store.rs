@@ -11,12 +11,15 @@ use vegas::play::{Mode, RevealError};
 use vegas::rules::prize_table::TICKET_PRICE;
 use vegas::rules::{Surface, Zone};
 use vegas::server::names::{PlayerName, key_of};
-use vegas::server::store::back_office::BackOffice;
 use vegas::server::store::ledger::{self, LedgerReport};
-use vegas::server::store::postgres::PostgresStore;
 use vegas::server::store::responsible::{ChangeKind, Flow, Span};
-use vegas::server::store::sqlite::{Opening, SqliteStore};
-use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
+use vegas::server::store::sqlite::Opening;
+use vegas::server::store::{Already, Credit, Funding, NewBlock, NewPlayer, Sale, SaleRequest, Store, StoreError};
+
+mod support {
+    pub mod stores;
+}
+use support::stores::{Backend, Books};
 
 #[path = "scenarios/store_responsible.rs"]
 mod responsible;
@@ -25,87 +28,12 @@ use responsible::*;
 mod back_office;
 use back_office::*;
 
-/// A store under test, with whatever keeps it alive and a way behind its back to its books.
-struct Backend {
-    store: Arc<dyn Store>,
-    books: Books,
-    _guard: Box<dyn std::any::Any + Send>,
-}
-
-/// Where a backend keeps its rows, for tests that tamper with them as an intruder or a bug would.
-enum Books {
-    Sqlite(std::path::PathBuf),
-    Postgres(String),
-}
-
-impl Backend {
-    async fn sqlite() -> Option<Backend> {
-        // Always at hand: `Option` only to be called as `postgres` is.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("vegas.sqlite3");
-        let store = SqliteStore::open(&path, Opening::Server).unwrap();
-        Some(Backend { store: Arc::new(store), books: Books::Sqlite(path), _guard: Box::new(dir) })
-    }
-
-    /// Runs `statements` in one transaction, behind the store's back.
-    async fn tamper(&self, statements: &str) {
-        self.try_tamper(statements).await.unwrap_or_else(|e| panic!("{statements}: {e}"));
-    }
-
-    /// As [`Backend::tamper`], saying what the database refused.
-    async fn try_tamper(&self, statements: &str) -> Result<(), String> {
-        match &self.books {
-            // As an intruder would, with the foreign keys that guard the books off.
-            Books::Sqlite(path) => rusqlite::Connection::open(path)
-                .unwrap()
-                .execute_batch(&format!("PRAGMA foreign_keys = OFF; BEGIN; {statements}; COMMIT"))
-                .map_err(|e| e.to_string()),
-            Books::Postgres(url) => {
-                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
-                tokio::spawn(connection);
-                client.batch_execute(&format!("BEGIN; {statements}; COMMIT")).await.map_err(|e| e.to_string())
-            }
-        }
-    }
-
-    /// The statement that changes an account's stored balance by `delta` (the ledger's own tables differ:
-    /// PostgreSQL splits the game's accounts into shards).
-    fn shift_balance(&self, account: &str, delta: i64) -> String {
-        match self.books {
-            Books::Sqlite(_) => format!("UPDATE accounts SET balance = balance + {delta} WHERE id = '{account}'"),
-            Books::Postgres(_) => format!("UPDATE balances SET balance = balance + {delta} WHERE account = '{account}' AND shard = 0"),
-        }
-    }
-
-    /// The statement that deletes an account's stored balance, so that nothing can be paid from it.
-    fn drop_balance(&self, account: &str) -> String {
-        match self.books {
-            Books::Sqlite(_) => format!("DELETE FROM accounts WHERE id = '{account}'"),
-            Books::Postgres(_) => format!("DELETE FROM balances WHERE account = '{account}'"),
-        }
-    }
-
-    /// A database of its own on the PostgreSQL server of `VEGAS_TEST_DATABASE`. These tests are
-    /// ignored by a plain `cargo test`; `make test` starts a server and runs them with
-    /// `--include-ignored`, and run without one they fail.
-    async fn postgres() -> Option<Backend> {
-        let url = std::env::var("VEGAS_TEST_DATABASE").expect("VEGAS_TEST_DATABASE is not set: run these through `make test` (tests/pg/cluster.sh)");
-        let name = format!("conformance_{}", vegas::block::hex(&rand::random::<[u8; 8]>()));
-        let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
-        tokio::spawn(connection);
-        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
-        let own = format!("{}/{name}", url.rsplit_once('/').unwrap().0);
-        let store = PostgresStore::connect(&own, 32).await.unwrap();
-        Some(Backend { store: Arc::new(store), books: Books::Postgres(own), _guard: Box::new(admin) })
-    }
-}
-
 /// What a scenario is given: the store alone, or the backend with its books.
 trait Given<'a> {
     fn given(backend: &'a Backend) -> Self;
 }
 
-impl Given<'_> for Arc<dyn Store> {
+impl Given<'_> for Arc<Store> {
     fn given(backend: &Backend) -> Self {
         backend.store.clone()
     }
@@ -155,6 +83,9 @@ conformance!(
     the_ledger_check_attributes_every_stake_and_win,
     a_raise_waits_48_hours_and_applies_only_once_confirmed,
     an_unconfirmed_raise_lapses,
+    a_raise_confirmed_twice_at_once_applies_once,
+    lapses_racing_take_each_raise_once,
+    sales_in_one_second_are_paged_in_sale_order,
     a_rolling_window_frees_a_stake_exactly_one_window_later,
     a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three,
     credits_racing_against_a_deposit_limit,
@@ -177,7 +108,7 @@ conformance!(
 const NOW: i64 = 1_800_000_000;
 
 /// A small block of the given lots (the store does not care how large a block is).
-async fn block(store: &dyn Store, emission: u32, number: u32, lots: Vec<LotCode>) {
+async fn block(store: &Store, emission: u32, number: u32, lots: Vec<LotCode>) {
     let block = NewBlock {
         emission,
         block: number,
@@ -205,7 +136,7 @@ fn mixed_lots(size: usize) -> Vec<LotCode> {
     (0..size).map(|i| [0, 9, 8, 7][i % 4]).collect()
 }
 
-async fn player(store: &dyn Store, id: &str, euros: u64) -> String {
+async fn player(store: &Store, id: &str, euros: u64) -> String {
     let opening_credit = (euros > 0).then(|| Credit { funding: Funding::Demo, amount: Cents::euros(euros), reason: "test".into() });
     let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: true, identity: None, opening_credit };
     store.create_player(new, NOW).await.unwrap().id
@@ -216,21 +147,21 @@ fn sale(player: &str, key: &str, mode: Mode, ticket_id: &str) -> SaleRequest {
 }
 
 /// Sets the player's 7-day stake and deposit limits, as real money requires before any of either.
-async fn weekly_limits(store: &dyn Store, player: &str, euros: u64) {
+async fn weekly_limits(store: &Store, player: &str, euros: u64) {
     for flow in [Flow::Stake, Flow::Deposit] {
         assert_eq!(store.change_limit(player, flow, Span::Week, Some(Cents::euros(euros)), NOW - 1).await, Ok(ChangeKind::AtOnce));
     }
 }
 
-async fn ledger_passes(store: &dyn Store) -> LedgerReport {
+async fn ledger_passes(store: &Store) -> LedgerReport {
     ledger::check(store.ledger_facts().await.unwrap()).unwrap_or_else(|problems| panic!("the ledger does not balance: {problems:#?}"))
 }
 
-async fn balance(store: &dyn Store, player: &str) -> Cents {
+async fn balance(store: &Store, player: &str) -> Cents {
     store.player(player).await.unwrap().balance
 }
 
-async fn two_hundred_purchases_with_one_key_sell_one_ticket(store: Arc<dyn Store>) {
+async fn two_hundred_purchases_with_one_key_sell_one_ticket(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(400)).await;
     let p = player(&*store, "p-one-key", 100).await;
     let mut racing = JoinSet::new();
@@ -250,7 +181,7 @@ async fn two_hundred_purchases_with_one_key_sell_one_ticket(store: Arc<dyn Store
     assert_eq!(other_mode, Err(StoreError::KeyReused));
 }
 
-async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<dyn Store>) {
+async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(400)).await;
     let p = player(&*store, "p-two", 7).await;
     let mut racing = JoinSet::new();
@@ -276,7 +207,7 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<dy
     assert_eq!(ledger_passes(&*store).await.blocks[0].sold, 2);
 }
 
-async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<dyn Store>) {
+async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<Store>) {
     let p = player(&*store, "p-payouts", 0).await;
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(10), reason: "bank transfer".into() };
     assert_eq!(store.credit(&p, deposit.clone(), NOW).await, Err(StoreError::LimitsRequired(Flow::Deposit)), "no real money before a 7-day deposit limit");
@@ -285,18 +216,18 @@ async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<dyn Store>) 
     let mut racing = JoinSet::new();
     for _ in 0..25 {
         let (store, p) = (store.clone(), p.clone());
-        racing.spawn(async move { BackOffice(&*store).operator_debit(&p, Cents::euros(1), "payout", "cli:test", NOW).await });
+        racing.spawn(async move { store.operator_debit(&p, Cents::euros(1), "payout", "cli:test", NOW).await });
     }
     let results = racing.join_all().await;
     let paid = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(StoreError::Overdraft { amount, .. }) if *amount == Cents::euros(1))).count();
     assert_eq!((paid, refused), (10, 15), "{results:?}");
     assert_eq!(balance(&*store, &p).await, Cents::ZERO);
-    assert_eq!(BackOffice(&*store).operator_debit("p-nobody", Cents(1), "payout", "cli:test", NOW).await, Err(StoreError::NotFound("player")));
+    assert_eq!(store.operator_debit("p-nobody", Cents(1), "payout", "cli:test", NOW).await, Err(StoreError::NotFound("player")));
     ledger_passes(&*store).await;
 }
 
-async fn expired_sessions_and_stale_guests_are_purged(store: Arc<dyn Store>) {
+async fn expired_sessions_and_stale_guests_are_purged(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(10)).await;
     let gone = player(&*store, "p-gone", 100).await;
     store.credit(&gone, Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "top-up".into() }, NOW).await.unwrap();
@@ -308,7 +239,7 @@ async fn expired_sessions_and_stale_guests_are_purged(store: Arc<dyn Store>) {
     let funded = player(&*store, "p-funded", 0).await;
     weekly_limits(&*store, &funded, 1_000).await;
     store.credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW).await.unwrap();
-    BackOffice(&*store).operator_debit(&funded, Cents::euros(5), "payout", "cli:test", NOW).await.unwrap();
+    store.operator_debit(&funded, Cents::euros(5), "payout", "cli:test", NOW).await.unwrap();
     let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, identity: None, opening_credit: None };
     store.create_player(new, NOW + 10).await.unwrap();
 
@@ -326,7 +257,7 @@ async fn expired_sessions_and_stale_guests_are_purged(store: Arc<dyn Store>) {
 
 /// Races reveals (every zone, several times, in a random order), completions and settlements on one
 /// ticket, round after round until every zone is uncovered.
-async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
+async fn race_on_one_ticket(store: Arc<Store>, mode: Mode) {
     block(&*store, 1, 1, vec![7; 10]).await; // every ticket wins 10 €
     let p = player(&*store, "p-race", 10).await;
     let ticket = store.sell(sale(&p, "k", mode, "t-race")).await.unwrap().ticket;
@@ -382,15 +313,15 @@ async fn race_on_one_ticket(store: Arc<dyn Store>, mode: Mode) {
     ledger_passes(&*store).await;
 }
 
-async fn complete_settle_and_reveals_racing_on_a_jouez_ticket(store: Arc<dyn Store>) {
+async fn complete_settle_and_reveals_racing_on_a_jouez_ticket(store: Arc<Store>) {
     race_on_one_ticket(store, Mode::Jouez).await;
 }
 
-async fn complete_settle_and_reveals_racing_on_an_auto_ticket(store: Arc<dyn Store>) {
+async fn complete_settle_and_reveals_racing_on_an_auto_ticket(store: Arc<Store>) {
     race_on_one_ticket(store, Mode::Auto).await;
 }
 
-async fn sales_racing_across_blocks_that_sell_out(store: Arc<dyn Store>) {
+async fn sales_racing_across_blocks_that_sell_out(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(30)).await;
     block(&*store, 1, 2, mixed_lots(25)).await;
     let mut racing = JoinSet::new();
@@ -419,7 +350,7 @@ async fn sales_racing_across_blocks_that_sell_out(store: Arc<dyn Store>) {
 /// Many players buying at once (a store may sell them together, as PostgreSQL's groups do): each sale
 /// answers its own ticket and its wallet's balance just after it, a wallet that cannot pay for all its
 /// purchases pays for those it can, and the same keys sent again replay without a debit.
-async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<dyn Store>) {
+async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(200)).await;
     let mut players = Vec::new();
     for n in 0..40 {
@@ -469,7 +400,7 @@ async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<dyn Store>) 
     assert_eq!(report.blocks.iter().map(|b| b.stakes_balance).sum::<i64>(), 80 * 300);
 }
 
-async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {
+async fn a_ticket_belongs_to_its_buyer_only(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(10)).await;
     let (a, b) = (player(&*store, "p-a", 10).await, player(&*store, "p-b", 10).await);
     let t = store.sell(sale(&a, "k", Mode::Auto, "t-a")).await.unwrap().ticket;
@@ -483,7 +414,29 @@ async fn a_ticket_belongs_to_its_buyer_only(store: Arc<dyn Store>) {
     assert!(!store.sell(sale(&b, "k", Mode::Auto, "t-b")).await.unwrap().replayed);
 }
 
-async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(store: Arc<dyn Store>) {
+/// Sales within one second, whose ids sort the other way: the history still pages newest sale first,
+/// on both engines (by the running total of stakes each ticket kept, not by its id).
+async fn sales_in_one_second_are_paged_in_sale_order(store: Arc<Store>) {
+    block(&*store, 1, 1, mixed_lots(20)).await;
+    let p = player(&*store, "p-second", 60).await;
+    let ids: Vec<String> = (0..7).map(|i| format!("t-{}", char::from(b'z' - i))).collect();
+    for (i, id) in ids.iter().enumerate() {
+        store.sell(sale(&p, &format!("k{i}"), Mode::Auto, id)).await.unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut before: Option<String> = None;
+    while let Some(last) = {
+        let page = store.history(&p, 3, before.as_deref()).await.unwrap();
+        seen.extend(page.iter().map(|t| t.id.clone()));
+        page.last().map(|t| t.id.clone())
+    } {
+        before = Some(last);
+    }
+    let newest_first: Vec<String> = ids.into_iter().rev().collect();
+    assert_eq!(seen, newest_first);
+}
+
+async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(10)).await;
     let p = player(&*store, "p-pages", 30).await;
     // Five tickets sold in the same second: the pages still follow the order of sale.
@@ -527,7 +480,7 @@ async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(stor
     assert_eq!(late.revealed_at, [NOW + 50, NOW + 80]);
 }
 
-async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
+async fn names_are_unique_and_sessions_expire(store: Arc<Store>) {
     let typed = ["lucie", "Lucie", "ＬＵＣＩＥ", "lucіe"];
     let named = |id: &str, name: &str| NewPlayer {
         id: id.into(),
@@ -555,7 +508,7 @@ async fn names_are_unique_and_sessions_expire(store: Arc<dyn Store>) {
     assert_eq!(store.session("h1", NOW).await.unwrap().map(|s| s.player_id), None);
 }
 
-async fn guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money(store: Arc<dyn Store>) {
+async fn guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money(store: Arc<Store>) {
     let name = |shown: &str| PlayerName { shown: shown.into(), key: key_of(shown) };
     let mut guests = Vec::new();
     for i in 0..10 {
@@ -607,7 +560,7 @@ async fn a_store_from_before_migrations_is_migrated_on_open() {
         )
         .unwrap();
     }
-    let store = SqliteStore::open(&path, Opening::Server).unwrap();
+    let store = Store::sqlite(&path, Opening::Server).unwrap();
     assert_eq!(balance(&store, "p-1").await, Cents(10_000 - 900 + 300));
     let report = ledger_passes(&store).await;
     let b = &report.blocks[0];
@@ -619,12 +572,12 @@ async fn a_store_from_before_migrations_is_migrated_on_open() {
     assert_eq!(store.complete("p-1", "t-2", NOW).await, Err(StoreError::ZonesLeft((0..12).collect())));
     drop(store);
     // Opening again applies nothing twice.
-    let store = SqliteStore::open(&path, Opening::Server).unwrap();
+    let store = Store::sqlite(&path, Opening::Server).unwrap();
     ledger_passes(&store).await;
 }
 
 /// What `ledger check` says of the books as they are now.
-async fn ledger_problems(store: &dyn Store) -> String {
+async fn ledger_problems(store: &Store) -> String {
     ledger::check(store.ledger_facts().await.unwrap()).err().unwrap_or_default().join("\n")
 }
 
@@ -714,7 +667,7 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
 
 /// Two settlers (two instances) racing through the same due tickets, several wins of a wallet in
 /// each batch: every ticket is credited once, and each wallet gets exactly the sum of its wins.
-async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store: Arc<dyn Store>) {
+async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(90)).await;
     let players = [player(&*store, "p-a", 100).await, player(&*store, "p-b", 100).await, player(&*store, "p-c", 100).await];
     let mut wins: HashMap<&str, Vec<Cents>> = HashMap::new();
@@ -725,7 +678,7 @@ async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store:
     }
     assert!(wins.values().all(|lots| lots.iter().filter(|lot| !lot.is_zero()).count() > 10), "several wins a wallet: {wins:?}");
     const BATCHES: vegas::server::store::Batches = vegas::server::store::Batches { first: 8, most: 32, breath: std::time::Duration::ZERO };
-    let settler = |store: Arc<dyn Store>| async move { vegas::server::store::settle_round(&*store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap() };
+    let settler = |store: Arc<Store>| async move { vegas::server::store::settle_round(&*store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap() };
     let (one, two) = tokio::join!(tokio::spawn(settler(store.clone())), tokio::spawn(settler(store.clone())));
     let (one, two) = (one.unwrap(), two.unwrap());
     assert_eq!(one.settled + two.settled, 90, "each ticket settled once: {one:?} {two:?}");
@@ -764,7 +717,7 @@ async fn a_settlement_round_passes_tickets_that_fail(backend: &Backend) {
     }
 }
 
-async fn a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it(store: Arc<dyn Store>) {
+async fn a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(8)).await;
     block(&*store, 1, 2, mixed_lots(8)).await;
     assert_eq!(store.block_tree(1, 1).await.unwrap(), Some(tree_level(1, 1)));

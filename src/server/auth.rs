@@ -4,9 +4,9 @@
 //! device cookie, signed by the server, that lets that device through the per-name login limit while
 //! someone else guesses the name's password (see `limits`).
 
+use super::error::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
 use super::error::{ApiError, ApiJson, ErrorBody};
 use super::names::{self, PlayerName};
-use super::openapi::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
 use super::store::responsible::{Identity, SessionRecord};
 use super::store::{Credit, Funding, NewPlayer, SigningKeyRecord};
 use super::{AppState, os_random};
@@ -140,7 +140,7 @@ fn demo_credit(amount: Cents) -> Credit {
 }
 
 fn demo_only(state: &AppState) -> Result<(), ApiError> {
-    if state.config.demo { Ok(()) } else { Err(ApiError::Conflict("demo_off", "demo money is only available in demo mode".into())) }
+    if state.config.demo { Ok(()) } else { Err(ApiError::Conflict(crate::api::ErrorCode::DemoOff, "demo money is only available in demo mode".into())) }
 }
 
 /// `POST /api/guest`: a new guest player with demo money (demo mode only).
@@ -266,20 +266,20 @@ fn identity(state: &AppState, first: Option<String>, last: Option<String>, birth
         return if state.config.demo {
             Ok(None)
         } else {
-            Err(ApiError::BadRequest("a real-money account needs first_name, last_name and birth_date (YYYY-MM-DD)".into()))
+            Err(ApiError::InvalidIdentity("a real-money account needs first_name, last_name and birth_date (YYYY-MM-DD)".into()))
         };
     };
     let (first_name, last_name) = (first_name.trim().to_owned(), last_name.trim().to_owned());
     for (what, name) in [("first_name", &first_name), ("last_name", &last_name)] {
         if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
-            return Err(ApiError::BadRequest(format!("{what} is 1 to 64 characters, none of them a control character")));
+            return Err(ApiError::InvalidIdentity(format!("{what} is 1 to 64 characters, none of them a control character")));
         }
     }
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    let born = time::Date::parse(&birth_date, &format).map_err(|_| ApiError::BadRequest(format!("birth_date is a date as YYYY-MM-DD, not {birth_date:?}")))?;
-    let today = time::OffsetDateTime::from_unix_timestamp(state.config.clock.now()).map_err(|e| ApiError::Internal(e.to_string()))?.date();
+    let born =
+        super::dates::parse_iso_day(&birth_date).ok_or_else(|| ApiError::InvalidIdentity(format!("birth_date is a date as YYYY-MM-DD, not {birth_date:?}")))?;
+    let today = super::dates::date_of(state.config.clock.now()).ok_or_else(|| ApiError::Internal("the clock is past the calendar".into()))?;
     if !is_adult(born, today) {
-        return Err(ApiError::Forbidden("under_age", "players are 18 or older (loi 2010-476, art. 5)".into()));
+        return Err(ApiError::Forbidden(crate::api::ErrorCode::UnderAge, "players are 18 or older (loi 2010-476, art. 5)".into()));
     }
     Ok(Some(Identity { first_name, last_name, birth_date }))
 }

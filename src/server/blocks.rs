@@ -13,7 +13,7 @@ use serde::Serialize;
 /// Makes an emission of `blocks` blocks with `design_text` and stores them; returns the emission number.
 /// Emissions are the operator's to make (`vegas emission create`): two made at once would both be
 /// given the same number, and the second refused by the store.
-pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32, now: i64) -> Result<u32, String> {
+pub async fn create_emission(store: &Store, design_text: &str, blocks: u32, now: i64) -> Result<u32, String> {
     let design = std::sync::Arc::new(Design::from_toml(design_text).map_err(|e| e.to_string())?);
     let emission = store.next_emission().await.map_err(|e| e.to_string())?;
     for number in 1..=blocks {
@@ -40,7 +40,7 @@ pub async fn create_emission(store: &dyn Store, design_text: &str, blocks: u32, 
 }
 
 /// Recomputes a stored block from its seed and checks it against its commitment.
-pub async fn audit_stored(store: &dyn Store, emission: u32, block: u32) -> Result<AuditReport, String> {
+pub async fn audit_stored(store: &Store, emission: u32, block: u32) -> Result<AuditReport, String> {
     let row = store.block(emission, block).await.map_err(|e| e.to_string())?;
     let text = store.design_text(&row.design_hash).await.map_err(|e| e.to_string())?;
     let design = Design::from_toml_for(&text, row.scheme).map_err(|e| e.to_string())?;
@@ -105,7 +105,7 @@ pub struct BlockCommitment {
 }
 
 /// `GET /api/blocks`: every block's public facts.
-#[utoipa::path(get, path = "/api/blocks", tag = "public", security(()), responses((status = 200, description = "Every block, its commitment and prize table; a closed block's seed", body = Vec<BlockInfo>), super::openapi::AnyRequestRefusals))]
+#[utoipa::path(get, path = "/api/blocks", tag = "public", security(()), responses((status = 200, description = "Every block, its commitment and prize table; a closed block's seed", body = Vec<BlockInfo>), super::error::AnyRequestRefusals))]
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo>>, ApiError> {
     Ok(ApiJson(state.store.blocks().await?.into_iter().map(BlockInfo::from).collect()))
 }
@@ -117,7 +117,7 @@ pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo
     responses(
         (status = 200, description = "The block's commitment and design; its seed once closed", body = BlockCommitment),
         (status = 404, description = "No such block", body = ErrorBody),
-        super::openapi::AnyRequestRefusals,
+        super::error::AnyRequestRefusals,
     ))]
 pub async fn one(State(state): State<AppState>, ApiPath((emission, block)): ApiPath<(u32, u32)>) -> Result<ApiJson<BlockCommitment>, ApiError> {
     let record = state.store.block(emission, block).await?;

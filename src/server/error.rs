@@ -1,14 +1,20 @@
 //! Every failure the API can answer, each mapped to a 4xx (or, for a fault of ours, 500) with a JSON
 //! body `{"error": code, "message": text}`. Clients branch on `error`; people read `message`.
 
+use super::dates::utc;
 use super::store::StoreError;
-use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind, utc};
+use super::store::responsible::{Flow, LimitRefusal, Pause, PauseKind};
+pub use crate::api::ErrorCode;
 pub use crate::api::RealityCheck;
 use crate::play::RevealError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody, JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use std::collections::BTreeMap;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::{ContentBuilder, RefOr, Response as DocumentedAnswer, ResponseBuilder};
+use utoipa::{IntoResponses, PartialSchema};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -16,6 +22,9 @@ pub enum ApiError {
     BadRequest(String),
     #[error("{0}")]
     InvalidJson(String),
+    /// A real-money registration's identity is missing or not well formed.
+    #[error("{0}")]
+    InvalidIdentity(String),
     #[error("sign in first: no valid session cookie or bearer token")]
     Unauthorized,
     #[error("wrong name or password")]
@@ -29,7 +38,7 @@ pub enum ApiError {
     #[error("every block of every emission is sold out: no ticket is on sale")]
     SoldOut,
     #[error("{1}")]
-    Conflict(&'static str, String),
+    Conflict(ErrorCode, String),
     #[error("the request body is larger than {0} bytes")]
     TooLarge(usize),
     #[error("the request was not received or answered in time")]
@@ -49,34 +58,35 @@ pub enum ApiError {
     #[error("you have played for {} minutes: acknowledge the reality check before buying again", .0.session_seconds / 60)]
     RealityCheckDue(RealityCheck),
     #[error("{1}")]
-    Forbidden(&'static str, String),
+    Forbidden(ErrorCode, String),
     #[error("internal error: {0}")]
     Internal(String),
 }
 
 impl ApiError {
-    fn status_and_code(&self) -> (StatusCode, &'static str) {
+    fn status_and_code(&self) -> (StatusCode, ErrorCode) {
         match self {
-            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            ApiError::InvalidJson(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
-            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
-            ApiError::BadCredentials => (StatusCode::UNAUTHORIZED, "bad_credentials"),
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            ApiError::InsufficientFunds { .. } => (StatusCode::PAYMENT_REQUIRED, "insufficient_funds"),
-            ApiError::SoldOut => (StatusCode::CONFLICT, "sold_out"),
-            ApiError::Conflict(code, _) => (StatusCode::CONFLICT, code),
-            ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            ApiError::TimedOut => (StatusCode::REQUEST_TIMEOUT, "timed_out"),
-            ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            ApiError::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
-            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            ApiError::LimitReached(_) => (StatusCode::FORBIDDEN, "limit_reached"),
-            ApiError::LimitsRequired(_) => (StatusCode::FORBIDDEN, "limits_required"),
-            ApiError::Paused(_) => (StatusCode::FORBIDDEN, "paused"),
-            ApiError::RealityCheckDue(_) => (StatusCode::CONFLICT, "reality_check_due"),
-            ApiError::Forbidden(code, _) => (StatusCode::FORBIDDEN, code),
-            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ApiError::BadRequest(_) => (StatusCode::BAD_REQUEST, ErrorCode::BadRequest),
+            ApiError::InvalidJson(_) => (StatusCode::BAD_REQUEST, ErrorCode::InvalidJson),
+            ApiError::InvalidIdentity(_) => (StatusCode::BAD_REQUEST, ErrorCode::InvalidIdentity),
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized),
+            ApiError::BadCredentials => (StatusCode::UNAUTHORIZED, ErrorCode::BadCredentials),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
+            ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, ErrorCode::MethodNotAllowed),
+            ApiError::InsufficientFunds { .. } => (StatusCode::PAYMENT_REQUIRED, ErrorCode::InsufficientFunds),
+            ApiError::SoldOut => (StatusCode::CONFLICT, ErrorCode::SoldOut),
+            ApiError::Conflict(code, _) => (StatusCode::CONFLICT, *code),
+            ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::PayloadTooLarge),
+            ApiError::TimedOut => (StatusCode::REQUEST_TIMEOUT, ErrorCode::TimedOut),
+            ApiError::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::RateLimited),
+            ApiError::Busy => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Busy),
+            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
+            ApiError::LimitReached(_) => (StatusCode::FORBIDDEN, ErrorCode::LimitReached),
+            ApiError::LimitsRequired(_) => (StatusCode::FORBIDDEN, ErrorCode::LimitsRequired),
+            ApiError::Paused(_) => (StatusCode::FORBIDDEN, ErrorCode::Paused),
+            ApiError::RealityCheckDue(_) => (StatusCode::CONFLICT, ErrorCode::RealityCheckDue),
+            ApiError::Forbidden(code, _) => (StatusCode::FORBIDDEN, *code),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
         }
     }
 }
@@ -84,8 +94,8 @@ impl ApiError {
 /// The body of every error answer.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
-    /// What went wrong, for clients to branch on: `bad_request`, `unauthorized`, `insufficient_funds`, …
-    pub error: String,
+    /// What went wrong, for clients to branch on.
+    pub error: ErrorCode,
     /// What went wrong, for people to read.
     pub message: String,
     /// On a 500 only: the id the server's log files the cause under.
@@ -103,8 +113,8 @@ pub struct ErrorBody {
 }
 
 impl ErrorBody {
-    fn new(code: &str, message: String) -> ErrorBody {
-        ErrorBody { error: code.to_owned(), message, request_id: None, limit: None, pause: None, reality_check: None }
+    fn new(code: ErrorCode, message: String) -> ErrorBody {
+        ErrorBody { error: code, message, request_id: None, limit: None, pause: None, reality_check: None }
     }
 }
 
@@ -173,7 +183,7 @@ pub async fn report_faults(request: axum::extract::Request, next: axum::middlewa
     }
     let cause = response.extensions().get::<Fault>().map_or_else(|| format!("{} from a layer", response.status()), |f| f.0.clone());
     tracing::error!(%request_id, %method, %path, %cause, "request failed");
-    let body = ErrorBody { request_id: Some(request_id), ..ErrorBody::new("internal", FAULT_MESSAGE.into()) };
+    let body = ErrorBody { request_id: Some(request_id), ..ErrorBody::new(ErrorCode::Internal, FAULT_MESSAGE.into()) };
     (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
 }
 
@@ -225,36 +235,36 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {
             StoreError::NotFound(what) => ApiError::NotFound(what),
-            StoreError::NameTaken => ApiError::Conflict("name_taken", e.to_string()),
+            StoreError::NameTaken => ApiError::Conflict(ErrorCode::NameTaken, e.to_string()),
             StoreError::InsufficientFunds { balance, price } => ApiError::InsufficientFunds { balance: balance.0, price: price.0 },
             StoreError::SoldOut => ApiError::SoldOut,
-            StoreError::Overdraft { .. } => ApiError::Conflict("overdraft", e.to_string()),
-            StoreError::KeyReused => ApiError::Conflict("idempotency_key_reused", e.to_string()),
+            StoreError::Overdraft { .. } => ApiError::Conflict(ErrorCode::Overdraft, e.to_string()),
+            StoreError::KeyReused => ApiError::Conflict(ErrorCode::IdempotencyKeyReused, e.to_string()),
             StoreError::Reveal(RevealError::NoSuchZone(_)) => ApiError::BadRequest(e.to_string()),
-            StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => ApiError::Conflict("first_surface_unfinished", e.to_string()),
-            StoreError::ZonesLeft(_) => ApiError::Conflict("zones_left", e.to_string()),
-            StoreError::Finished => ApiError::Conflict("ticket_finished", e.to_string()),
-            StoreError::AlreadyExists(_) => ApiError::Conflict("already_exists", e.to_string()),
-            StoreError::NotAGuest => ApiError::Conflict("already_registered", e.to_string()),
+            StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => ApiError::Conflict(ErrorCode::FirstSurfaceUnfinished, e.to_string()),
+            StoreError::ZonesLeft(_) => ApiError::Conflict(ErrorCode::ZonesLeft, e.to_string()),
+            StoreError::Finished => ApiError::Conflict(ErrorCode::TicketFinished, e.to_string()),
+            StoreError::AlreadyExists(_) => ApiError::Conflict(ErrorCode::AlreadyExists, e.to_string()),
+            StoreError::NotAGuest => ApiError::Conflict(ErrorCode::AlreadyRegistered, e.to_string()),
             StoreError::LimitReached(limit) => ApiError::LimitReached(limit),
             StoreError::LimitsRequired(flow) => ApiError::LimitsRequired(flow),
             StoreError::Paused(pause) => ApiError::Paused(pause),
             StoreError::AlreadyPaused(pause) => {
-                ApiError::Conflict("already_paused", format!("play is already paused until {}, as long or longer", utc(pause.until)))
+                ApiError::Conflict(ErrorCode::AlreadyPaused, format!("play is already paused until {}, as long or longer", utc(pause.until)))
             }
             StoreError::RaiseNotYet { confirmable_at } => ApiError::Conflict(
-                "raise_not_yet",
+                ErrorCode::RaiseNotYet,
                 format!("a raise applies no sooner than 48 h after it is asked: confirm it from {} on", utc(confirmable_at)),
             ),
             StoreError::RaiseLapsed { lapsed_at } => {
-                ApiError::Conflict("raise_lapsed", format!("this raise lapsed unconfirmed at {}: ask again", utc(lapsed_at)))
+                ApiError::Conflict(ErrorCode::RaiseLapsed, format!("this raise lapsed unconfirmed at {}: ask again", utc(lapsed_at)))
             }
             StoreError::NoRaisePending => ApiError::NotFound("pending raise of this limit"),
-            StoreError::Banned => ApiError::Forbidden("banned", e.to_string()),
-            StoreError::Suspended => ApiError::Forbidden("suspended", e.to_string()),
-            StoreError::AlreadyDone(_) => ApiError::Conflict("already_done", e.to_string()),
+            StoreError::Banned => ApiError::Forbidden(ErrorCode::Banned, e.to_string()),
+            StoreError::Suspended => ApiError::Forbidden(ErrorCode::Suspended, e.to_string()),
+            StoreError::AlreadyDone(_) => ApiError::Conflict(ErrorCode::AlreadyDone, e.to_string()),
             StoreError::Invalid(why) => ApiError::BadRequest(why),
-            StoreError::FourEyes => ApiError::Forbidden("four_eyes", e.to_string()),
+            StoreError::FourEyes => ApiError::Forbidden(ErrorCode::FourEyes, e.to_string()),
             StoreError::Backend(cause) => ApiError::Internal(cause),
             StoreError::Unavailable(cause) => ApiError::Unavailable(cause),
         }
@@ -281,3 +291,70 @@ pub struct ApiQuery<T>(pub T);
 #[derive(axum::extract::FromRequestParts)]
 #[from_request(via(axum::extract::Path), rejection(ApiError))]
 pub struct ApiPath<T>(pub T);
+
+// What the OpenAPI document says each kind of route may answer besides its own answers.
+
+fn error_responses(statuses: &[(u16, &str)]) -> BTreeMap<String, RefOr<DocumentedAnswer>> {
+    let content = ContentBuilder::new().schema(Some(ErrorBody::schema())).build();
+    statuses
+        .iter()
+        .map(|(status, description)| {
+            let mut response = ResponseBuilder::new().description(*description).content("application/json", content.clone());
+            if matches!(status, 429 | 503) {
+                let seconds = HeaderBuilder::new().schema(u64::schema()).description(Some("Seconds to wait before trying again")).build();
+                response = response.header("Retry-After", seconds);
+            }
+            (status.to_string(), RefOr::T(response.build()))
+        })
+        .collect()
+}
+
+/// Where a password is checked: the work is bounded, and so are the attempts.
+pub struct PasswordRefusals;
+
+impl IntoResponses for PasswordRefusals {
+    fn responses() -> BTreeMap<String, RefOr<DocumentedAnswer>> {
+        let mut responses = AnyRequestRefusals::responses();
+        responses.extend(error_responses(&[
+            (429, "`rate_limited`: too many attempts from this address, or on this name"),
+            (503, "`busy`: every password check is taken; come back shortly"),
+        ]));
+        responses
+    }
+}
+
+/// Where a ticket of the signed-in player is named by its id.
+pub struct TicketRefusals;
+
+impl IntoResponses for TicketRefusals {
+    fn responses() -> BTreeMap<String, RefOr<DocumentedAnswer>> {
+        let mut responses = SessionRefusals::responses();
+        responses.extend(error_responses(&[(404, "`not_found`: no such ticket of this player")]));
+        responses
+    }
+}
+
+/// What any request may be answered, whatever its route.
+pub struct AnyRequestRefusals;
+
+impl IntoResponses for AnyRequestRefusals {
+    fn responses() -> BTreeMap<String, RefOr<DocumentedAnswer>> {
+        error_responses(&[
+            (400, "The request does not parse, or breaks a rule the message states"),
+            (408, "The request was not sent, or not answered, in time"),
+            (413, "The body is over 16 KiB (refused on its declared length, before it is read)"),
+            (500, "A fault of ours: a generic message and the request's id, which the server's log carries with the cause"),
+        ])
+    }
+}
+
+/// Where a session is needed.
+pub struct SessionRefusals;
+
+impl IntoResponses for SessionRefusals {
+    fn responses() -> BTreeMap<String, RefOr<DocumentedAnswer>> {
+        let mut responses = AnyRequestRefusals::responses();
+        responses.extend(error_responses(&[(401, "No valid session: send the bearer token or the session cookie")]));
+        responses
+    }
+}

@@ -14,6 +14,7 @@ pub mod back_office;
 pub mod blocks;
 pub mod clock;
 pub mod connections;
+pub mod dates;
 pub mod error;
 pub mod limits;
 pub mod metrics;
@@ -33,7 +34,6 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::http::{HeaderName, HeaderValue, header};
-use axum::routing::{get, post, put};
 pub use clock::{Clock, ManualClock};
 use error::ApiError;
 use printer::Printer;
@@ -42,7 +42,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use store::Store;
-use store::sqlite::{Opening, SqliteStore};
+use store::sqlite::Opening;
 use tower_governor::GovernorLayer;
 use tower_http::CompressionLevel;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -54,6 +54,9 @@ use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// `Keep-Alive: timeout=…`: how long an idle connection may wait for its next request, a second under
 /// when the server closes it (`Timeouts::header`), so that a client that keeps to it never sends a
@@ -84,12 +87,10 @@ impl Database {
         }
     }
 
-    pub async fn open(&self, opening: Opening) -> Result<Arc<dyn Store>, String> {
+    pub async fn open(&self, opening: Opening) -> Result<Store, String> {
         match self {
-            Database::Sqlite(data_dir) => Ok(Arc::new(open_store(data_dir, opening)?)),
-            Database::Postgres { url, connections } => {
-                Ok(Arc::new(store::postgres::PostgresStore::connect(url, *connections).await.map_err(|e| format!("cannot open the store: {e}"))?))
-            }
+            Database::Sqlite(data_dir) => open_store(data_dir, opening),
+            Database::Postgres { url, connections } => Store::postgres(url, *connections).await.map_err(|e| format!("cannot open the store: {e}")),
         }
     }
 }
@@ -169,7 +170,7 @@ pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     pub config: Config,
-    pub store: Arc<dyn Store>,
+    pub store: Arc<Store>,
     pub printer: Printer,
     pub passwords: passwords::Passwords,
     pub sessions_per_ip: limits::PerIp,
@@ -193,14 +194,14 @@ impl std::ops::Deref for AppState {
 /// Opens the embedded store of a data directory (creating the directory), migrating it if need be.
 /// The directory holds secrets (the open blocks' seeds decide every unsold ticket; password and
 /// session hashes; an old signing key): it is made owner-only, and refused if anyone else may read it.
-pub fn open_store(data_dir: &std::path::Path, opening: Opening) -> Result<SqliteStore, String> {
+pub fn open_store(data_dir: &std::path::Path, opening: Opening) -> Result<Store, String> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
     let database = data_dir.join(store::sqlite::FILE_NAME);
     // Made owner-only before SQLite opens it; SQLite gives its -wal and -shm files the same mode.
     std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&database).map_err(|e| format!("cannot create {}: {e}", database.display()))?;
     check_private(data_dir)?;
-    SqliteStore::open(&database, opening).map_err(|e| format!("cannot open the store: {e}"))
+    Store::sqlite(&database, opening).map_err(|e| format!("cannot open the store: {e}"))
 }
 
 /// Refuses a data directory, or a store file in it (the database, its -wal and -shm, an old key file),
@@ -227,7 +228,7 @@ fn check_private(data_dir: &std::path::Path) -> Result<(), String> {
 impl AppState {
     pub async fn open(config: Config) -> Result<AppState, String> {
         metrics::recorder();
-        let store = config.database.open(Opening::Server).await?;
+        let store = Arc::new(config.database.open(Opening::Server).await?);
         // A data directory from before keys lived in the store brings its key along.
         let first_key = match &config.database {
             Database::Sqlite(data_dir) => auth::key_file(data_dir)?,
@@ -238,10 +239,7 @@ impl AppState {
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
         let logins_per_name_at_address = limits::PerKey::new("logins_per_name_at_address", limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
         let logins_per_name = limits::PerKey::new("logins_per_name", limits::Rate::PER_NAME, config.clock.clone());
-        let device_key = store::back_office::BackOffice(&*store)
-            .server_secret("device-cookie", config.clock.now())
-            .await
-            .map_err(|e| format!("cannot read the device cookies' key: {e}"))?;
+        let device_key = store.server_secret("device-cookie", config.clock.now()).await.map_err(|e| format!("cannot read the device cookies' key: {e}"))?;
         let clients = connections::PerClient::new(config.client_cap);
         Ok(AppState(Arc::new(Shared { config, store, printer, passwords, sessions_per_ip, logins_per_name_at_address, logins_per_name, device_key, clients })))
     }
@@ -278,39 +276,50 @@ fn content_security_policy(dist: &std::path::Path) -> String {
 
 pub fn router(state: AppState) -> Router {
     // What creates players or sessions is what an attacker repeats: limited per client.
-    let new_sessions = Router::new()
-        .route("/guest", post(auth::guest))
-        .route("/register", post(auth::register))
-        .route("/login", post(auth::login))
-        .route("/account", post(auth::claim_account))
+    let new_sessions = OpenApiRouter::new()
+        .routes(routes!(auth::guest))
+        .routes(routes!(auth::register))
+        .routes(routes!(auth::login))
+        .routes(routes!(auth::claim_account))
         .layer(GovernorLayer::new(state.sessions_per_ip.clone()).error_handler(limits::refusal));
-    let api = Router::new()
+    let api = OpenApiRouter::new()
         .merge(new_sessions)
-        .route("/logout", post(auth::logout))
-        .route("/me", get(auth::me))
-        .route("/wallet/deposit", post(auth::demo_deposit))
-        .route("/wallet/withdrawals", post(withdrawals::ask).get(withdrawals::list))
-        .route("/responsible", get(responsible::standing))
-        .route("/responsible/limits", put(responsible::change_limit))
-        .route("/responsible/limits/confirm", post(responsible::confirm_raise))
-        .route("/responsible/pause", post(responsible::pause))
-        .route("/responsible/reality-check", put(responsible::set_reality_interval))
-        .route("/responsible/reality-check/acknowledge", post(responsible::acknowledge))
-        .route("/responsible/session", get(responsible::session))
-        .route("/responsible/history", get(responsible::history))
-        .route("/tickets", post(tickets::buy).get(tickets::history))
-        .route("/tickets/{id}", get(tickets::one))
-        .route("/tickets/{id}/reveal", post(tickets::reveal))
-        .route("/tickets/{id}/complete", post(tickets::complete))
-        .route("/tickets/{id}/proof", get(tickets::proof))
-        .route("/jwks", get(tickets::jwks))
-        .route("/blocks", get(blocks::list))
-        .route("/blocks/{emission}/{block}", get(blocks::one))
-        .route("/openapi.json", get(openapi::document))
-        .fallback(|| async { ApiError::NotFound("API route") })
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .routes(routes!(auth::logout))
+        .routes(routes!(auth::me))
+        .routes(routes!(auth::demo_deposit))
+        .routes(routes!(withdrawals::ask, withdrawals::list))
+        .routes(routes!(responsible::standing))
+        .routes(routes!(responsible::change_limit))
+        .routes(routes!(responsible::confirm_raise))
+        .routes(routes!(responsible::pause))
+        .routes(routes!(responsible::set_reality_interval))
+        .routes(routes!(responsible::acknowledge))
+        .routes(routes!(responsible::session))
+        .routes(routes!(responsible::history))
+        .routes(routes!(tickets::buy, tickets::history))
+        .routes(routes!(tickets::one))
+        .routes(routes!(tickets::reveal))
+        .routes(routes!(tickets::complete))
+        .routes(routes!(tickets::proof))
+        .routes(routes!(tickets::jwks))
+        .routes(routes!(blocks::list))
+        .routes(routes!(blocks::one))
+        .routes(routes!(openapi::document))
         // API answers carry tokens, balances and tickets: no cache keeps them.
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
+    // Every route and its OpenAPI operation come from the same registration.
+    let (routes, document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(api)
+        .routes(routes!(tickets::well_known_jwks))
+        .routes(routes!(openapi::health))
+        .routes(routes!(metrics::ready))
+        .routes(routes!(rules_page::page))
+        .split_for_parts();
+    let routes = routes
+        // Under /api, a path of no route is the API's JSON 404, not the app's page.
+        .route("/api/{*rest}", axum::routing::any(|| async { ApiError::NotFound("API route") }))
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(axum::Extension(Arc::new(document)));
 
     let timeouts = state.config.timeouts;
     let dist = &state.config.dist_dir;
@@ -323,12 +332,7 @@ pub fn router(state: AppState) -> Router {
     // Behind a proxy, what one client holds is counted in requests (see `connections`).
     let per_client = state.config.behind_proxy.then(|| axum::middleware::from_fn_with_state(state.clone(), connections::in_flight));
 
-    Router::new()
-        .nest("/api", api)
-        .route("/.well-known/jwks.json", get(tickets::well_known_jwks))
-        .route("/healthz", get(openapi::health))
-        .route("/readyz", get(metrics::ready))
-        .route("/regles", get(rules_page::page))
+    routes
         .route_layer(axum::middleware::from_fn(metrics::track))
         .merge(app.layer(axum::middleware::from_fn(metrics::track)))
         .layer(tower::util::option_layer(per_client))

@@ -1,7 +1,8 @@
 //! What the operator's commands read and print about responsible gaming: a player's page
 //! (`vegas player show`) and the national ban file (`vegas exclusions import`).
 
-use super::store::responsible::{Identity, utc};
+use super::dates::{self, utc};
+use super::store::responsible::Identity;
 use super::store::{Store, StoreError};
 use crate::money::Cents;
 use std::fmt::Write;
@@ -38,17 +39,14 @@ pub fn read_ban_file(text: &str) -> Result<Vec<Identity>, String> {
 
 /// A date of birth as `YYYY-MM-DD`, from that or `DD/MM/YYYY`.
 fn iso_date(text: &str) -> Result<String, String> {
-    let iso = time::macros::format_description!("[year]-[month]-[day]");
-    let french = time::macros::format_description!("[day]/[month]/[year]");
-    let date = time::Date::parse(text, &iso)
-        .or_else(|_| time::Date::parse(text, &french))
-        .map_err(|_| format!("{text:?} is not a date (YYYY-MM-DD or DD/MM/YYYY)"))?;
-    Ok(date.format(&iso).expect("a date formats"))
+    let date =
+        dates::parse_iso_day(text).or_else(|| dates::parse_french_day(text)).ok_or_else(|| format!("{text:?} is not a date (YYYY-MM-DD or DD/MM/YYYY)"))?;
+    Ok(dates::iso_day(date.midnight().assume_utc().unix_timestamp()))
 }
 
 /// A player's responsible-gaming page for the operator: balance, limits with what is left, pending
 /// raises, any pause, the reality-check interval, and the whole record.
-pub async fn player_page(store: &dyn Store, player_id: &str, now: i64) -> Result<String, StoreError> {
+pub async fn player_page(store: &Store, player_id: &str, now: i64) -> Result<String, StoreError> {
     let player = store.player(player_id).await?;
     let standing = store.standing(player_id, now).await?;
     let mut page = String::new();

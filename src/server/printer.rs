@@ -107,7 +107,7 @@ pub enum TreeOrigin {
 impl Press {
     /// The block's prover: from the tree level stored with the block when it leads to the committed
     /// root (milliseconds), else built from every ticket (seconds) and stored for the next start.
-    async fn prover(&self, store: &dyn Store) -> Result<&ReadyProver, ApiError> {
+    async fn prover(&self, store: &Store) -> Result<&ReadyProver, ApiError> {
         self.prover
             .get_or_try_init(|| async {
                 if let Some(prover) = self.stored_prover(store).await {
@@ -122,7 +122,7 @@ impl Press {
             .await
     }
 
-    async fn stored_prover(&self, store: &dyn Store) -> Option<Prover> {
+    async fn stored_prover(&self, store: &Store) -> Option<Prover> {
         let (emission, block) = (self.emission, self.block);
         let kept_level = match store.block_tree(emission, block).await {
             Ok(kept_level) => kept_level?,
@@ -202,7 +202,7 @@ type QaDeck = ((u32, u32), Arc<Vec<Entry>>);
 
 impl Printer {
     /// Reads the store's signing keys, first adding one if it holds none: `first_key`, or a new one.
-    pub async fn load(store: &dyn Store, first_key: Option<SigningKeyRecord>, now: i64) -> Result<Printer, StoreError> {
+    pub async fn load(store: &Store, first_key: Option<SigningKeyRecord>, now: i64) -> Result<Printer, StoreError> {
         if store.signing_keys().await?.is_empty() {
             store.add_signing_key(first_key.unwrap_or_else(|| new_signing_key(now))).await?;
         }
@@ -217,7 +217,7 @@ impl Printer {
     }
 
     /// Re-reads the signing keys (a rotation made by another instance or the CLI).
-    pub async fn refresh_keys(&self, store: &dyn Store, now: i64) -> Result<(), StoreError> {
+    pub async fn refresh_keys(&self, store: &Store, now: i64) -> Result<(), StoreError> {
         let keys = Keyring::of(&store.signing_keys().await?, now)?;
         *write(&self.keys) = keys;
         Ok(())
@@ -228,7 +228,7 @@ impl Printer {
     }
 
     /// The symbols a sold ticket shows, as its block's seed and design compose them.
-    pub async fn zones(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<crate::rules::Ticket, ApiError> {
+    pub async fn zones(&self, store: &Store, ticket: &TicketRecord) -> Result<crate::rules::Ticket, ApiError> {
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
         Self::compose(&press, ticket)
     }
@@ -240,7 +240,7 @@ impl Printer {
     }
 
     /// The signed payload of a sold ticket: the one printed before if it is kept, else printed now.
-    pub async fn payload(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<String, ApiError> {
+    pub async fn payload(&self, store: &Store, ticket: &TicketRecord) -> Result<String, ApiError> {
         let signer = read(&self.keys).signer.clone();
         if let Some(printed) = lock(&self.printed).get(&ticket.id).filter(|p| p.of(ticket, signer.kid())) {
             metrics::counter!("vegas_payloads_total", "printed" => "before").increment(1);
@@ -279,7 +279,7 @@ impl Printer {
     }
 
     /// A sold ticket's inclusion proof in its block's committed tree.
-    pub async fn proof(&self, store: &dyn Store, ticket: &TicketRecord) -> Result<InclusionProof, ApiError> {
+    pub async fn proof(&self, store: &Store, ticket: &TicketRecord) -> Result<InclusionProof, ApiError> {
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
         let prover = &press.prover(store).await?.prover;
         let path = prover.proof(&press.design, ticket.serial.index).map_err(|e| ApiError::Internal(format!("ticket {}: {e}", ticket.serial)))?;
@@ -288,14 +288,14 @@ impl Printer {
 
     /// Readies the tree of the block on sale ahead of its first proof, so that no buyer waits for it;
     /// says which block and where its tree came from (`None`: no block on sale).
-    pub async fn prepare_proofs(&self, store: &dyn Store) -> Result<Option<(u32, u32, TreeOrigin)>, ApiError> {
+    pub async fn prepare_proofs(&self, store: &Store) -> Result<Option<(u32, u32, TreeOrigin)>, ApiError> {
         let on_sale = store.blocks().await?.into_iter().find(|b| !b.ended() && b.sold < b.size);
         let Some(block) = on_sale else { return Ok(None) };
         let origin = self.press(store, block.emission, block.block).await?.prover(store).await?.origin;
         Ok(Some((block.emission, block.block, origin)))
     }
 
-    async fn press(&self, store: &dyn Store, emission: u32, block: u32) -> Result<Arc<Press>, ApiError> {
+    async fn press(&self, store: &Store, emission: u32, block: u32) -> Result<Arc<Press>, ApiError> {
         if let Some(press) = read(&self.presses).get(&(emission, block)) {
             return Ok(press.clone());
         }
@@ -307,7 +307,7 @@ impl Printer {
         Ok(press)
     }
 
-    async fn design(&self, store: &dyn Store, hash: &Hash, scheme: Scheme) -> Result<Arc<Design>, ApiError> {
+    async fn design(&self, store: &Store, hash: &Hash, scheme: Scheme) -> Result<Arc<Design>, ApiError> {
         if let Some(design) = read(&self.designs).get(&(*hash, scheme)) {
             return Ok(design.clone());
         }
@@ -356,7 +356,7 @@ mod tests {
     /// or once another key signs.
     #[test]
     fn a_payload_is_signed_once_and_printed_anew_for_other_facts_or_another_key() {
-        use crate::server::store::sqlite::{Opening, SqliteStore};
+        use crate::server::store::{Store, sqlite::Opening};
         let recorder = metrics_util::debugging::DebuggingRecorder::new();
         let snapshotter = recorder.snapshotter();
         // (signed now, served as printed before), since the last call: a snapshot takes the counts.
@@ -377,7 +377,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         metrics::with_local_recorder(&recorder, || {
             runtime.block_on(async {
-                let store = SqliteStore::open(&dir.path().join("vegas.sqlite3"), Opening::Server).unwrap();
+                let store = Store::sqlite(&dir.path().join("vegas.sqlite3"), Opening::Server).unwrap();
                 crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_000).await.unwrap();
                 let seed = store.block(1, 1).await.unwrap().seed;
                 let serial = crate::payload::Serial { emission: 1, block: 1, index: 7 };
@@ -417,7 +417,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_block_tree_is_read_from_the_store_and_one_that_misleads_is_rebuilt_and_replaced() {
         let dir = tempfile::tempdir().unwrap();
-        let store = crate::server::store::sqlite::SqliteStore::open(&dir.path().join("vegas.sqlite3"), crate::server::store::sqlite::Opening::Server).unwrap();
+        let store = crate::server::store::Store::sqlite(&dir.path().join("vegas.sqlite3"), crate::server::store::sqlite::Opening::Server).unwrap();
         crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_800_000_000).await.unwrap();
         let kept = store.block_tree(1, 1).await.unwrap().expect("a made block is stored with its tree level");
         let readied = async || Printer::load(&store, None, 0).await.unwrap().prepare_proofs(&store).await.unwrap();

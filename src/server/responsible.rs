@@ -4,8 +4,8 @@
 
 use super::AppState;
 use super::auth::{Player, clear_cookie};
+use super::error::SessionRefusals;
 use super::error::{ApiError, ApiJson, ErrorBody, RealityCheck};
-use super::openapi::SessionRefusals;
 use super::store::responsible::{Actor, ChangeKind, Flow, Pause, PauseKind, REALITY_INTERVALS, ResponsibleEvent, Span, Standing};
 use crate::api::PlaySession;
 use crate::money::Cents;

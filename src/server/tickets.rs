@@ -7,8 +7,8 @@
 
 use super::AppState;
 use super::auth::{Player, random_hex};
+use super::error::{AnyRequestRefusals, SessionRefusals, TicketRefusals};
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use super::openapi::{AnyRequestRefusals, SessionRefusals, TicketRefusals};
 use super::store::{self, SaleRequest, TicketRecord};
 use crate::api::{InclusionProof, TicketAndBalance, TicketState, TicketView};
 use crate::money::Cents;

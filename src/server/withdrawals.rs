@@ -4,9 +4,9 @@
 
 use super::AppState;
 use super::auth::Player;
+use super::error::SessionRefusals;
 use super::error::{ApiError, ApiJson, ErrorBody};
-use super::openapi::SessionRefusals;
-use super::store::back_office::{BackOffice, Withdrawal};
+use super::store::back_office::Withdrawal;
 use crate::api::{WithdrawalAsked, WithdrawalInfo};
 use crate::money::Cents;
 use axum::extract::State;
@@ -22,7 +22,7 @@ impl From<Withdrawal> for WithdrawalInfo {
 }
 
 fn real_money_only(state: &AppState) -> Result<(), ApiError> {
-    if state.config.demo { Err(ApiError::Conflict("demo_money", "demo money cannot be withdrawn".into())) } else { Ok(()) }
+    if state.config.demo { Err(ApiError::Conflict(crate::api::ErrorCode::DemoMoney, "demo money cannot be withdrawn".into())) } else { Ok(()) }
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -44,7 +44,7 @@ pub async fn ask(State(state): State<AppState>, player: Player, ApiJson(body): A
     if !(1..=WITHDRAWAL_MAX_CENTS).contains(&body.amount_cents) {
         return Err(ApiError::BadRequest(format!("a withdrawal is 1 to {WITHDRAWAL_MAX_CENTS} cents")));
     }
-    let withdrawal = BackOffice(&*state.store).ask_withdrawal(&player.id, Cents(body.amount_cents), state.config.clock.now()).await?;
+    let withdrawal = state.store.ask_withdrawal(&player.id, Cents(body.amount_cents), state.config.clock.now()).await?;
     let balance = state.store.player(&player.id).await?.balance;
     Ok(ApiJson(WithdrawalAsked { withdrawal: withdrawal.into(), balance_cents: balance.0 }))
 }
@@ -53,6 +53,6 @@ pub async fn ask(State(state): State<AppState>, player: Player, ApiJson(body): A
 #[utoipa::path(get, path = "/api/wallet/withdrawals", tag = "players", security(("bearer" = []), ("cookie" = [])),
     responses((status = 200, description = "The player's withdrawals", body = Vec<WithdrawalInfo>), SessionRefusals))]
 pub async fn list(State(state): State<AppState>, player: Player) -> Result<ApiJson<Vec<WithdrawalInfo>>, ApiError> {
-    let withdrawals = BackOffice(&*state.store).withdrawals(None, Some(&player.id), 200).await?;
+    let withdrawals = state.store.withdrawals(None, Some(&player.id), 200).await?;
     Ok(ApiJson(withdrawals.into_iter().map(Into::into).collect()))
 }

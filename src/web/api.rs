@@ -1,7 +1,7 @@
 //! The ticket server's API, as the game uses it. Every failure becomes an [`ApiFailure`] with a
 //! French message for the player.
 
-pub use crate::api::{CommittedRoot, Flow, InclusionProof, Me, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView};
+pub use crate::api::{CommittedRoot, ErrorCode, Flow, InclusionProof, Me, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView};
 use crate::json;
 use crate::payload::Jwks;
 use crate::rules::Zone;
@@ -18,8 +18,10 @@ struct Session {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiFailure {
+    /// 0 when no answer came.
     pub status: u16,
-    pub code: String,
+    /// What the server says went wrong; `None` without an answer, or an answer not of ours.
+    pub code: Option<ErrorCode>,
     pub message: String,
     /// The error answer as the browser parsed it: what a refusal for responsible gaming says more
     /// (`limit`, `pause`, `reality_check`) is read off it.
@@ -63,13 +65,13 @@ pub fn reality_check(check: &JsValue) -> RealityCheck {
 impl ApiFailure {
     /// What the player reads.
     pub fn message_fr(&self) -> String {
-        match (self.status, self.code.as_str()) {
+        match (self.status, self.code) {
             (0, _) => "Connexion au serveur impossible. Vérifiez votre réseau puis réessayez.".into(),
-            (_, "insufficient_funds") => short_of_price_fr(),
-            (_, "name_taken") => "Ce nom est déjà pris : choisissez-en un autre.".into(),
-            (_, "bad_credentials") => "Nom ou mot de passe incorrect.".into(),
-            (_, "rate_limited") => "Trop d'essais : réessayez dans un moment.".into(),
-            (_, "limit_reached") => {
+            (_, Some(ErrorCode::InsufficientFunds)) => short_of_price_fr(),
+            (_, Some(ErrorCode::NameTaken)) => "Ce nom est déjà pris : choisissez-en un autre.".into(),
+            (_, Some(ErrorCode::BadCredentials)) => "Nom ou mot de passe incorrect.".into(),
+            (_, Some(ErrorCode::RateLimited)) => "Trop d'essais : réessayez dans un moment.".into(),
+            (_, Some(ErrorCode::LimitReached)) => {
                 let limit = field(&self.body, "limit");
                 let frees = field(&limit, "frees_at").as_f64().map(|at| at as i64);
                 limit_fr(
@@ -79,15 +81,15 @@ impl ApiFailure {
                     frees,
                 )
             }
-            (_, "limits_required") => "Fixez d'abord vos limites de dépôt et de mise sur 7 jours, dans « Jeu responsable ».".into(),
-            (_, "paused") => {
+            (_, Some(ErrorCode::LimitsRequired)) => "Fixez d'abord vos limites de dépôt et de mise sur 7 jours, dans « Jeu responsable ».".into(),
+            (_, Some(ErrorCode::Paused)) => {
                 let pause = field(&self.body, "pause");
                 pause_fr(&field(&pause, "kind").as_string().unwrap_or_default(), number(&pause, "until") as i64)
             }
-            (_, "suspended") => "Votre compte est suspendu : contactez le service client.".into(),
+            (_, Some(ErrorCode::Suspended)) => "Votre compte est suspendu : contactez le service client.".into(),
             (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into(),
-            (_, "sold_out") => "Plus aucun ticket n'est en vente pour le moment.".into(),
-            (_, "unauthorized") => "Votre session a expiré. Rechargez la page.".into(),
+            (_, Some(ErrorCode::SoldOut)) => "Plus aucun ticket n'est en vente pour le moment.".into(),
+            (_, Some(ErrorCode::Unauthorized)) => "Votre session a expiré. Rechargez la page.".into(),
             (s, _) if s >= 500 => "Le serveur a rencontré une erreur. Réessayez dans un instant.".into(),
             _ => format!("Requête refusée : {}", self.message),
         }
@@ -136,7 +138,7 @@ struct Answer {
 }
 
 fn network(message: String) -> ApiFailure {
-    ApiFailure { status: 0, code: "network".into(), message, body: JsValue::UNDEFINED }
+    ApiFailure { status: 0, code: None, message, body: JsValue::UNDEFINED }
 }
 
 /// Waits for the answer and its whole body. A body cut short reads as a failed connection: the caller
@@ -155,7 +157,7 @@ fn parse<T: DeserializeOwned>(answer: Answer) -> Result<T, ApiFailure> {
     }
     let body = js_sys::JSON::parse(&answer.body).unwrap_or(JsValue::UNDEFINED);
     let (code, message) = (field(&body, "error").as_string(), field(&body, "message").as_string());
-    Err(ApiFailure { status: answer.status, code: code.unwrap_or_else(|| "http".into()), message: message.unwrap_or(answer.status_text), body })
+    Err(ApiFailure { status: answer.status, code: code.as_deref().and_then(ErrorCode::parse), message: message.unwrap_or(answer.status_text), body })
 }
 
 pub(super) async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {

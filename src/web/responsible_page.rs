@@ -7,7 +7,7 @@
 //! the registration asks the identity the law asks for, then the 7-day limits come first.
 
 use super::api::{ApiFailure, Flow, Span};
-use crate::api::{LimitState, PendingRaise, ResponsibleEvent, Standing, WithdrawalInfo};
+use crate::api::{ErrorCode, LimitState, PendingRaise, ResponsibleEvent, Standing, WithdrawalInfo};
 use crate::money::Cents;
 use gloo_net::http::Request;
 use serde::Serialize;
@@ -16,16 +16,14 @@ use yew::prelude::*;
 
 /// What the player reads of a refusal: the page's own refusals, then the game's.
 fn message_fr(e: &ApiFailure) -> String {
-    match e.code.as_str() {
-        "under_age" => "Le jeu est interdit aux mineurs : il faut avoir 18 ans.".into(),
-        "banned" => "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into(),
-        "already_paused" => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
-        "raise_not_yet" => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
-        "raise_lapsed" => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
-        "overdraft" => "Ce montant dépasse votre solde disponible.".into(),
-        "bad_request" if e.message.contains("first_name") || e.message.contains("birth_date") => {
-            "Indiquez vos prénom, nom et date de naissance (jour, mois, année).".into()
-        }
+    match e.code {
+        Some(ErrorCode::UnderAge) => "Le jeu est interdit aux mineurs : il faut avoir 18 ans.".into(),
+        Some(ErrorCode::Banned) => "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into(),
+        Some(ErrorCode::AlreadyPaused) => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
+        Some(ErrorCode::RaiseNotYet) => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
+        Some(ErrorCode::RaiseLapsed) => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
+        Some(ErrorCode::Overdraft) => "Ce montant dépasse votre solde disponible.".into(),
+        Some(ErrorCode::InvalidIdentity) => "Indiquez vos prénom, nom et date de naissance (jour, mois, année).".into(),
         _ => e.message_fr(),
     }
 }

@@ -156,7 +156,7 @@ pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
     let (me, jwks) = match (me, jwks) {
         (Ok(me), Ok(jwks)) => (me, jwks),
         // Real money has no guests: the visitor signs in or registers.
-        (Err(e), _) if e.code == "demo_off" => return dispatch.dispatch(Msg::SignedOut),
+        (Err(e), _) if e.code == Some(api::ErrorCode::DemoOff) => return dispatch.dispatch(Msg::SignedOut),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
     dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, name: me.name.filter(|_| !me.guest), jwks: jwks.clone() });
@@ -215,7 +215,7 @@ pub async fn record_reveals(dispatch: &Dispatch, game: &Game) -> Option<usize> {
     let recorded = match until_answered(dispatch, None, || api::reveal(&game.ticket_id, &game.revealed, seconds_ago())).await {
         Ok(view) => game.revealed.iter().take_while(|z| view.revealed.contains(&z.index())).count(),
         // Finished already (settled, another tab): it has every zone.
-        Err(e) if e.code == "ticket_finished" => game.revealed.len(),
+        Err(e) if e.code == Some(api::ErrorCode::TicketFinished) => game.revealed.len(),
         Err(e) => {
             fail(dispatch, e);
             return None;
@@ -236,7 +236,7 @@ pub async fn finish(dispatch: &Dispatch, ticket_id: &str) {
     let balance = match until_answered(dispatch, None, || api::complete(ticket_id)).await {
         Ok(done) => Ok(done.balance_cents),
         // Completed already (an answer lost on the way, another tab): its win is in the balance.
-        Err(e) if e.code == "ticket_finished" => api::me().await.map(|me| me.balance_cents),
+        Err(e) if e.code == Some(api::ErrorCode::TicketFinished) => api::me().await.map(|me| me.balance_cents),
         Err(e) => Err(e),
     };
     match balance {

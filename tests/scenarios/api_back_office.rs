@@ -7,7 +7,7 @@ use reqwest::redirect::Policy;
 use sha2::Digest;
 use vegas::money::Cents;
 use vegas::server::back_office::{Power, staff};
-use vegas::server::store::back_office::{BackOffice, Role};
+use vegas::server::store::back_office::Role;
 use vegas::server::store::responsible::{Flow, Span};
 use vegas::server::store::{Credit, Funding, NewPlayer};
 
@@ -24,7 +24,7 @@ impl Server {
     async fn add_staff(&self, name: &str, role: Role) -> String {
         let hash = vegas::server::passwords::Passwords::new(1).hash(PASSWORD.into()).await.unwrap();
         let new = staff::new_staff(name, role, hash).unwrap();
-        BackOffice(&*self.store).add_staff(new, "cli:test", Clock::system().now()).await.unwrap().totp_secret
+        self.store.add_staff(new, "cli:test", Clock::system().now()).await.unwrap().totp_secret
     }
 
     async fn sign_in_with(&self, name: &str, password: &str, code: &str) -> (reqwest::Client, reqwest::Response) {
@@ -90,7 +90,7 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
     for role in Role::ALL {
         members.push((role, s.member(&format!("m-{}", role.as_str()), role).await));
     }
-    let office = BackOffice(&*s.store);
+    let office = &*s.store;
     let p = s.real_player("p-roles", 100).await;
     s.real_player("p-close", 7).await;
     // One of each thing a member may act on, for every role to try.
@@ -149,7 +149,7 @@ async fn a_member_cannot_approve_their_own_adjustment_above_the_threshold() {
     let (status, to) = ann.post(&s, "/joueurs/p-four-eyes/ajustement", &[("direction", "credit"), ("amount", "1500"), ("reason", "erreur de gain")]).await;
     assert_eq!((status, to.as_str()), (StatusCode::SEE_OTHER, "/joueurs/p-four-eyes?fait=ajustement-en-attente"));
     assert_eq!(s.balance(&p).await, 1_000, "nothing moves before a second member approves");
-    let pending = BackOffice(&*s.store).adjustments(None, Some("p-four-eyes"), 10).await.unwrap();
+    let pending = s.store.adjustments(None, Some("p-four-eyes"), 10).await.unwrap();
     let path = format!("/ajustements/{}", pending[0].id);
     let (status, page) = ann.post(&s, &path, &[("decision", "approuver")]).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
@@ -158,7 +158,7 @@ async fn a_member_cannot_approve_their_own_adjustment_above_the_threshold() {
     assert!(!list.contains("approve-adjustment"), "no approve button for the member who asked");
     assert_eq!(bob.post(&s, &path, &[("decision", "approuver")]).await.0, StatusCode::SEE_OTHER);
     assert_eq!(s.balance(&p).await, 1_000 + 150_000);
-    let log = BackOffice(&*s.store).audit_log(0, 100).await.unwrap();
+    let log = s.store.audit_log(0, 100).await.unwrap();
     assert_eq!(
         log.iter().map(|e| (e.actor.as_str(), e.action.as_str())).collect::<Vec<_>>(),
         [("cli:test", "staff_added"), ("cli:test", "staff_added"), (ann.actor.as_str(), "adjustment_asked"), (bob.actor.as_str(), "adjustment_approved")]
@@ -256,7 +256,7 @@ async fn reports_say_what_they_are_on_screen_and_as_csv_and_say_when_nothing_hap
     let p = s.real_player("p-report", 50).await;
     assert_eq!(s.buy(&p, "auto", "k1").await.0, StatusCode::CREATED);
     s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 1_000 }))).await;
-    let today = vegas::server::back_office::reports::day_name(Clock::system().now());
+    let today = vegas::server::dates::iso_day(Clock::system().now());
     let answer = auditor.http.get(format!("{}/rapports/journalier?jour={today}&format=csv", s.admin)).send().await.unwrap();
     assert_eq!(answer.headers()["content-type"], "text/csv; charset=utf-8");
     assert!(answer.headers()["content-disposition"].to_str().unwrap().starts_with("attachment; filename=\"vegas-journalier-"));

@@ -8,7 +8,7 @@ use vegas::server::store::back_office::{AdjustmentState, NewStaff, Role, Withdra
 const THRESHOLD: Cents = Cents(100_000);
 
 /// A real-money player with `euros` deposited (its 7-day limits set first, as real money requires).
-async fn real_player(store: &dyn Store, id: &str, euros: u64) -> String {
+async fn real_player(store: &Store, id: &str, euros: u64) -> String {
     let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: false, identity: None, opening_credit: None };
     store.create_player(new, NOW - 10).await.unwrap();
     weekly_limits(store, id, 5_000).await;
@@ -22,16 +22,16 @@ fn staff(name: &str, role: Role) -> NewStaff {
     NewStaff { id: format!("s-{name}"), name: name.into(), role, password_hash: "hash".into(), totp_secret: "SECRET".into() }
 }
 
-async fn actions(store: &dyn Store) -> Vec<String> {
-    BackOffice(store).audit_log(0, 1_000).await.unwrap().into_iter().map(|e| e.action).collect()
+async fn actions(store: &Store) -> Vec<String> {
+    store.audit_log(0, 1_000).await.unwrap().into_iter().map(|e| e.action).collect()
 }
 
-pub async fn a_suspended_player_can_neither_buy_nor_deposit_until_restored(store: Arc<dyn Store>) {
-    let office = BackOffice(&*store);
+pub async fn a_suspended_player_can_neither_buy_nor_deposit_until_restored(store: Arc<Store>) {
+    let office = &*store;
     block(&*store, 1, 1, mixed_lots(100)).await;
     let p = real_player(&*store, "p-suspended", 20).await;
     office.suspend(&p, true, "staff:sam", "fraude présumée", NOW).await.unwrap();
-    assert_eq!(office.suspend(&p, true, "staff:sam", "encore", NOW).await, Err(StoreError::AlreadyDone("suspended")));
+    assert_eq!(office.suspend(&p, true, "staff:sam", "encore", NOW).await, Err(StoreError::AlreadyDone(Already::Suspended)));
     let buy = |key: &str| SaleRequest { now: NOW + 1, limits_required: true, ..sale(&p, key, Mode::Auto, &format!("t-{key}")) };
     assert_eq!(store.sell(buy("k1")).await.map(|s| s.ticket.id), Err(StoreError::Suspended));
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank transfer".into() };
@@ -44,8 +44,8 @@ pub async fn a_suspended_player_can_neither_buy_nor_deposit_until_restored(store
     ledger_passes(&*store).await;
 }
 
-pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<dyn Store>) {
-    let office = BackOffice(&*store);
+pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<Store>) {
+    let office = &*store;
     block(&*store, 1, 1, mixed_lots(100)).await;
     let p = real_player(&*store, "p-withdraw", 10).await;
     let asked = office.ask_withdrawal(&p, Cents::euros(8), NOW).await.unwrap();
@@ -63,7 +63,10 @@ pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<
     assert_eq!(office.withdrawals(Some(WithdrawalState::Pending), None, 10).await.unwrap().len(), 2);
     let paid = office.decide_withdrawal(asked.id, true, "staff:fin", "virement émis", NOW + 2).await.unwrap();
     assert_eq!(paid.amount, Cents::euros(8));
-    assert_eq!(office.decide_withdrawal(asked.id, false, "staff:fin", "trop tard", NOW + 3).await.map(|w| w.id), Err(StoreError::AlreadyDone("decided")));
+    assert_eq!(
+        office.decide_withdrawal(asked.id, false, "staff:fin", "trop tard", NOW + 3).await.map(|w| w.id),
+        Err(StoreError::AlreadyDone(Already::Decided))
+    );
     office.decide_withdrawal(second.id, false, "staff:fin", "RIB invalide", NOW + 3).await.unwrap();
     assert_eq!(balance(&*store, &p).await, Cents::euros(2), "a refused withdrawal comes back to the wallet");
     let mine = office.withdrawals(None, Some(&p), 10).await.unwrap();
@@ -77,30 +80,30 @@ pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<
 }
 
 /// Finance members racing to pay the same withdrawals: each is paid once.
-pub async fn withdrawals_decided_at_once_are_paid_once(store: Arc<dyn Store>) {
+pub async fn withdrawals_decided_at_once_are_paid_once(store: Arc<Store>) {
     let p = real_player(&*store, "p-race", 50).await;
     let mut ids = Vec::new();
     for _ in 0..5 {
-        ids.push(BackOffice(&*store).ask_withdrawal(&p, Cents::euros(10), NOW).await.unwrap().id);
+        ids.push(store.ask_withdrawal(&p, Cents::euros(10), NOW).await.unwrap().id);
     }
     let mut racing = JoinSet::new();
     for id in ids.iter().copied() {
         for member in 0..4 {
             let store = store.clone();
-            racing.spawn(async move { BackOffice(&*store).decide_withdrawal(id, member % 2 == 0, &format!("staff:f{member}"), "décision", NOW + 1).await });
+            racing.spawn(async move { store.decide_withdrawal(id, member % 2 == 0, &format!("staff:f{member}"), "décision", NOW + 1).await });
         }
     }
     let outcomes = racing.join_all().await;
     assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 5, "{outcomes:?}");
-    assert!(outcomes.iter().filter(|o| o.is_err()).all(|o| *o == Err(StoreError::AlreadyDone("decided"))));
-    let refused: u64 = BackOffice(&*store).withdrawals(Some(WithdrawalState::Refused), None, 10).await.unwrap().iter().map(|w| w.amount.0).sum();
+    assert!(outcomes.iter().filter(|o| o.is_err()).all(|o| *o == Err(StoreError::AlreadyDone(Already::Decided))));
+    let refused: u64 = store.withdrawals(Some(WithdrawalState::Refused), None, 10).await.unwrap().iter().map(|w| w.amount.0).sum();
     assert_eq!(balance(&*store, &p).await, Cents(refused));
-    assert_eq!(BackOffice(&*store).verify_audit_log().await.unwrap(), Ok(5), "five rows, one per decision, chained whatever the order");
+    assert_eq!(store.verify_audit_log().await.unwrap(), Ok(5), "five rows, one per decision, chained whatever the order");
     ledger_passes(&*store).await;
 }
 
-pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<dyn Store>) {
-    let office = BackOffice(&*store);
+pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<Store>) {
+    let office = &*store;
     let p = real_player(&*store, "p-adjust", 0).await;
     let small = office.adjust(&p, 5_000, "geste commercial", "staff:ann", THRESHOLD, NOW).await.unwrap();
     assert_eq!(small.state, AdjustmentState::Applied);
@@ -112,7 +115,7 @@ pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<
     let approved = office.decide_adjustment(large.id, true, "staff:bob", NOW + 3).await.unwrap();
     assert_eq!((approved.state, approved.decided_by.as_deref()), (AdjustmentState::Applied, Some("staff:bob")));
     assert_eq!(balance(&*store, &p).await, Cents::euros(1_550));
-    assert_eq!(office.decide_adjustment(large.id, true, "staff:cat", NOW + 4).await.map(|a| a.id), Err(StoreError::AlreadyDone("decided")));
+    assert_eq!(office.decide_adjustment(large.id, true, "staff:cat", NOW + 4).await.map(|a| a.id), Err(StoreError::AlreadyDone(Already::Decided)));
 
     let debit = office.adjust(&p, -2_000, "frais bancaires", "staff:ann", THRESHOLD, NOW + 5).await.unwrap();
     assert_eq!(debit.state, AdjustmentState::Applied);
@@ -134,15 +137,15 @@ pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<
     ledger_passes(&*store).await;
 }
 
-pub async fn a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next(store: Arc<dyn Store>) {
-    let office = BackOffice(&*store);
+pub async fn a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next(store: Arc<Store>) {
+    let office = &*store;
     block(&*store, 1, 1, mixed_lots(10)).await;
     block(&*store, 1, 2, mixed_lots(10)).await;
     let p = player(&*store, "p-blocks", 30).await;
     let first = store.sell(sale(&p, "k1", Mode::Auto, "t-1")).await.unwrap();
     assert_eq!(first.ticket.serial.block, 1);
     office.withdraw_block(1, 1, "staff:adm", "défaut d'impression", NOW).await.unwrap();
-    assert_eq!(office.withdraw_block(1, 1, "staff:adm", "encore", NOW).await, Err(StoreError::AlreadyDone("withdrawn from sale")));
+    assert_eq!(office.withdraw_block(1, 1, "staff:adm", "encore", NOW).await, Err(StoreError::AlreadyDone(Already::Withdrawn)));
     assert_eq!(office.withdraw_block(9, 9, "staff:adm", "?", NOW).await, Err(StoreError::NotFound("block")));
     let next = store.sell(sale(&p, "k2", Mode::Auto, "t-2")).await.unwrap();
     assert_eq!((next.ticket.serial.block, next.ticket.serial.index), (2, 0), "sales go on from the next block");
@@ -155,8 +158,8 @@ pub async fn a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next(store
     ledger_passes(&*store).await;
 }
 
-pub async fn staff_are_unique_and_their_sessions_expire(store: Arc<dyn Store>) {
-    let office = BackOffice(&*store);
+pub async fn staff_are_unique_and_their_sessions_expire(store: Arc<Store>) {
+    let office = &*store;
     let ann = office.add_staff(staff("ann", Role::Finance), "cli:root", NOW).await.unwrap();
     assert_eq!(office.add_staff(staff("ann", Role::Support), "cli:root", NOW).await, Err(StoreError::NameTaken));
     assert_eq!(office.staff_named("ann").await.unwrap(), Some(ann.clone()));
@@ -181,7 +184,7 @@ pub async fn staff_are_unique_and_their_sessions_expire(store: Arc<dyn Store>) {
 /// dropped (as someone with the database's keys could) is named by `verify`.
 pub async fn the_audit_log_is_append_only_and_a_rewritten_row_is_found(backend: &Backend) {
     let store = &*backend.store;
-    let office = BackOffice(store);
+    let office = &*store;
     for name in ["ann", "bob", "cat", "dan"] {
         office.add_staff(staff(name, Role::Support), "cli:root", NOW).await.unwrap();
     }
@@ -198,14 +201,14 @@ pub async fn the_audit_log_is_append_only_and_a_rewritten_row_is_found(backend: 
     assert_eq!(broken.seq, 3, "{broken}");
 }
 
-pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<dyn Store>) {
-    let office = BackOffice(&*store);
+pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<Store>) {
+    let office = &*store;
     block(&*store, 1, 1, mixed_lots(100)).await;
     let p = real_player(&*store, "p-close", 37).await;
     let pending = office.ask_withdrawal(&p, Cents::euros(7), NOW).await.unwrap();
     assert_eq!(office.close_account(&p, "staff:fin", "demande du joueur", NOW + 1).await, Ok(Cents::euros(30)));
     assert_eq!(balance(&*store, &p).await, Cents::ZERO);
-    assert_eq!(office.close_account(&p, "staff:fin", "encore", NOW + 2).await, Err(StoreError::AlreadyDone("closed")));
+    assert_eq!(office.close_account(&p, "staff:fin", "encore", NOW + 2).await, Err(StoreError::AlreadyDone(Already::Closed)));
     let sold = store.sell(SaleRequest { now: NOW + 3, limits_required: true, ..sale(&p, "k", Mode::Auto, "t-k") }).await;
     assert!(
         matches!(sold, Err(StoreError::Paused(vegas::server::store::responsible::Pause { kind: vegas::server::store::responsible::PauseKind::Closed, .. }))),
@@ -223,10 +226,10 @@ pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<
 /// Random activity over five days (a seeded generator: each run the same, each seed another week):
 /// every account's daily summary balances, each day opens where the one before closed, the last day
 /// closes on the balance, and the blocks' figures are what the sales and wins add up to.
-pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equal_to_the_ledger(store: Arc<dyn Store>) {
+pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equal_to_the_ledger(store: Arc<Store>) {
     use rand::{Rng, SeedableRng};
     const DAY: i64 = 86_400;
-    let office = BackOffice(&*store);
+    let office = &*store;
     block(&*store, 1, 1, mixed_lots(400)).await;
     block(&*store, 1, 2, mixed_lots(400)).await;
     let start = NOW - NOW % DAY + DAY;

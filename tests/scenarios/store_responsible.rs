@@ -15,11 +15,11 @@ fn cash(euros: u64) -> Credit {
     Credit { funding: Funding::Cash, amount: Cents::euros(euros), reason: "bank transfer".into() }
 }
 
-async fn kinds(store: &dyn Store, player: &str) -> Vec<String> {
+async fn kinds(store: &Store, player: &str) -> Vec<String> {
     store.responsible_events(player, 0).await.unwrap().into_iter().map(|e| e.kind).collect()
 }
 
-pub async fn a_raise_waits_48_hours_and_applies_only_once_confirmed(store: Arc<dyn Store>) {
+pub async fn a_raise_waits_48_hours_and_applies_only_once_confirmed(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(100)).await;
     let p = player(&*store, "p-raise", 0).await;
     weekly_limits(&*store, &p, 30).await;
@@ -56,7 +56,7 @@ async fn futures_in_order<T>(futures: impl Iterator<Item = impl std::future::Fut
     out
 }
 
-pub async fn an_unconfirmed_raise_lapses(store: Arc<dyn Store>) {
+pub async fn an_unconfirmed_raise_lapses(store: Arc<Store>) {
     let p = player(&*store, "p-lapse", 0).await;
     weekly_limits(&*store, &p, 30).await;
     store.change_limit(&p, Flow::Deposit, Span::Week, Some(Cents::euros(100)), NOW).await.unwrap();
@@ -73,7 +73,49 @@ pub async fn an_unconfirmed_raise_lapses(store: Arc<dyn Store>) {
     assert_eq!(week.limit_cents, Some(3_000), "the limit stays as it was");
 }
 
-pub async fn a_rolling_window_frees_a_stake_exactly_one_window_later(store: Arc<dyn Store>) {
+/// Two confirmations of one raise at once: the raise applies once, and the other hears that none is
+/// pending (on both engines: the one `DELETE … RETURNING` that takes it away decides).
+pub async fn a_raise_confirmed_twice_at_once_applies_once(store: Arc<Store>) {
+    for round in 0..10 {
+        let p = player(&*store, &format!("p-twice-{round}"), 0).await;
+        weekly_limits(&*store, &p, 30).await;
+        assert_eq!(store.change_limit(&p, Flow::Stake, Span::Week, Some(Cents::euros(60)), NOW).await, Ok(ChangeKind::Raise));
+        let confirm = || {
+            let (store, p) = (store.clone(), p.clone());
+            tokio::spawn(async move { store.confirm_raise(&p, Flow::Stake, Span::Week, NOW + 48 * HOUR).await })
+        };
+        let (a, b) = (confirm(), confirm());
+        let mut outcomes = vec![a.await.unwrap(), b.await.unwrap()];
+        outcomes.sort_by_key(|o| o.is_err());
+        assert_eq!(outcomes, [Ok(()), Err(StoreError::NoRaisePending)], "round {round}");
+        assert_eq!(kinds(&*store, &p).await.iter().filter(|k| *k == "raise_confirmed").count(), 1);
+    }
+}
+
+/// Two servers' rounds lapsing raises at once: each lapsed raise is taken away, and counted, once.
+pub async fn lapses_racing_take_each_raise_once(store: Arc<Store>) {
+    let raises = 12;
+    for n in 0..raises {
+        let p = player(&*store, &format!("p-lapsing-{n}"), 0).await;
+        weekly_limits(&*store, &p, 30).await;
+        store.change_limit(&p, Flow::Deposit, Span::Week, Some(Cents::euros(100)), NOW).await.unwrap();
+    }
+    let later = NOW + 48 * HOUR + 7 * DAY + 60;
+    let rounds: Vec<_> = (0..4)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.lapse_raises(later).await })
+        })
+        .collect();
+    let mut lapsed = 0;
+    for round in rounds {
+        lapsed += round.await.unwrap().unwrap();
+    }
+    assert_eq!(lapsed, raises, "each raise counted by the round that took it away");
+    assert_eq!(store.lapse_raises(later).await, Ok(0));
+}
+
+pub async fn a_rolling_window_frees_a_stake_exactly_one_window_later(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(100)).await;
     let p = player(&*store, "p-window", 0).await;
     weekly_limits(&*store, &p, 1_000).await;
@@ -93,7 +135,7 @@ pub async fn a_rolling_window_frees_a_stake_exactly_one_window_later(store: Arc<
     ledger_passes(&*store).await;
 }
 
-pub async fn a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three(store: Arc<dyn Store>) {
+pub async fn a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(400)).await;
     let p = player(&*store, "p-limit", 0).await;
     weekly_limits(&*store, &p, 10).await;
@@ -112,7 +154,7 @@ pub async fn a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three(sto
     ledger_passes(&*store).await;
 }
 
-pub async fn credits_racing_against_a_deposit_limit(store: Arc<dyn Store>) {
+pub async fn credits_racing_against_a_deposit_limit(store: Arc<Store>) {
     let p = player(&*store, "p-deposits", 0).await;
     weekly_limits(&*store, &p, 50).await;
     let mut racing = JoinSet::new();
@@ -129,7 +171,7 @@ pub async fn credits_racing_against_a_deposit_limit(store: Arc<dyn Store>) {
     ledger_passes(&*store).await;
 }
 
-pub async fn an_exclusion_ends_sessions_refuses_play_and_nothing_lifts_it(store: Arc<dyn Store>) {
+pub async fn an_exclusion_ends_sessions_refuses_play_and_nothing_lifts_it(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(100)).await;
     let p = player(&*store, "p-excluded", 0).await;
     weekly_limits(&*store, &p, 1_000).await;
@@ -157,7 +199,7 @@ pub async fn an_exclusion_ends_sessions_refuses_play_and_nothing_lifts_it(store:
     ledger_passes(&*store).await;
 }
 
-pub async fn a_due_reality_check_is_recorded_and_acknowledged(store: Arc<dyn Store>) {
+pub async fn a_due_reality_check_is_recorded_and_acknowledged(store: Arc<Store>) {
     let p = player(&*store, "p-reality", 0).await;
     store.create_session("s", &p, NOW, NOW + DAY).await.unwrap();
     assert_eq!(store.session("s", NOW).await.unwrap().unwrap().reality_due_at, NOW + HOUR, "every 60 minutes by default");
@@ -172,7 +214,7 @@ pub async fn a_due_reality_check_is_recorded_and_acknowledged(store: Arc<dyn Sto
     assert_eq!(kinds(&*store, &p).await, ["reality_check_shown", "reality_check_acknowledged", "reality_interval_set"], "shown once per due time");
 }
 
-pub async fn a_ban_file_import_closes_an_account_and_pays_its_balance_out(store: Arc<dyn Store>) {
+pub async fn a_ban_file_import_closes_an_account_and_pays_its_balance_out(store: Arc<Store>) {
     block(&*store, 1, 1, mixed_lots(100)).await;
     let identity = Identity { first_name: "Anne".into(), last_name: "Interdite".into(), birth_date: "1980-05-06".into() };
     let new = NewPlayer { id: "p-banned".into(), name: None, password_hash: None, guest: false, identity: Some(identity.clone()), opening_credit: None };

@@ -11,8 +11,9 @@ pub mod reports;
 pub mod staff;
 
 use super::AppState;
+use super::store::Store;
 use super::store::StoreError;
-use super::store::back_office::{AdjustmentState, BackOffice, StaffRecord, WithdrawalState};
+use super::store::back_office::{AdjustmentState, StaffRecord, WithdrawalState};
 use crate::money::Cents;
 use axum::Router;
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -59,8 +60,8 @@ impl Office {
         Office(Arc::new(OfficeShared { app, secure_cookie, threshold, sign_ins }))
     }
 
-    fn store(&self) -> BackOffice<'_> {
-        BackOffice(&*self.app.store)
+    fn store(&self) -> &Store {
+        &self.app.store
     }
 
     fn now(&self) -> i64 {
@@ -471,7 +472,7 @@ async fn audit_log(State(office): State<Office>, member: Member, Query(page): Qu
 
 async fn reports_index(State(office): State<Office>, member: Member) -> Result<maud::Markup, Refusal> {
     member.may(Power::ReadMoney)?;
-    let yesterday = reports::day_name(office.now() - 86_400);
+    let yesterday = crate::server::dates::iso_day(office.now() - 86_400);
     Ok(pages::reports_index(&member.0, &yesterday))
 }
 
@@ -488,7 +489,7 @@ async fn report(State(office): State<Office>, member: Member, Path(name): Path<S
     let report = match name.as_str() {
         "journalier" => {
             let day = query.jour.as_deref().unwrap_or_default();
-            let start = reports::day_start(day).ok_or_else(|| Refusal::BadForm(format!("« {day} » n'est pas une date (AAAA-MM-JJ).")))?;
+            let start = crate::server::dates::day_start(day).ok_or_else(|| Refusal::BadForm(format!("« {day} » n'est pas une date (AAAA-MM-JJ).")))?;
             reports::daily(&office.store().day_summary(start).await?, start, now)
         }
         "blocs" => {
@@ -504,7 +505,7 @@ async fn report(State(office): State<Office>, member: Member, Path(name): Path<S
     };
     if query.format.as_deref() == Some("csv") {
         let body = report.csv().map_err(|e| Refusal::Store(StoreError::Backend(e)))?;
-        let file = format!("attachment; filename=\"vegas-{name}-{}.csv\"", reports::day_name(now));
+        let file = format!("attachment; filename=\"vegas-{name}-{}.csv\"", crate::server::dates::iso_day(now));
         let disposition = HeaderValue::from_str(&file).map_err(|e| Refusal::Store(StoreError::Backend(e.to_string())))?;
         return Ok(
             ([(header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")), (header::CONTENT_DISPOSITION, disposition)], body).into_response()

@@ -10,15 +10,11 @@ use crate::server::store::back_office::{
     WithdrawalState,
 };
 use crate::server::store::ledger::BlockFacts;
-use crate::server::store::{BlockRecord, StoreError, TicketRecord};
+use crate::server::store::{Already, BlockRecord, StoreError, TicketRecord};
 use axum::http::StatusCode;
 use maud::{DOCTYPE, Markup, html};
 
-/// A time as staff read it: `05/12/2026 07:31 UTC`.
-pub fn when(unix_seconds: i64) -> String {
-    let format = time::macros::format_description!("[day]/[month]/[year] [hour]:[minute] UTC");
-    time::OffsetDateTime::from_unix_timestamp(unix_seconds).ok().and_then(|t| t.format(&format).ok()).unwrap_or_else(|| "—".into())
-}
+pub use crate::server::dates::french as when;
 
 fn role_name(role: Role) -> &'static str {
     match role {
@@ -50,11 +46,11 @@ pub fn store_error(e: &StoreError) -> String {
         StoreError::FourEyes => {
             "Principe des quatre yeux : la personne qui a demandé cet ajustement ne peut pas le valider ; un autre membre doit le faire.".into()
         }
-        StoreError::AlreadyDone("suspended") => "Ce compte est déjà suspendu.".into(),
-        StoreError::AlreadyDone("not suspended") => "Ce compte n'est pas suspendu.".into(),
-        StoreError::AlreadyDone("decided") => "Déjà décidé par un autre membre : rien n'a changé.".into(),
-        StoreError::AlreadyDone("withdrawn from sale") => "Ce bloc est déjà retiré de la vente.".into(),
-        StoreError::AlreadyDone("closed") => "Ce compte est déjà fermé.".into(),
+        StoreError::AlreadyDone(Already::Suspended) => "Ce compte est déjà suspendu.".into(),
+        StoreError::AlreadyDone(Already::NotSuspended) => "Ce compte n'est pas suspendu.".into(),
+        StoreError::AlreadyDone(Already::Decided) => "Déjà décidé par un autre membre : rien n'a changé.".into(),
+        StoreError::AlreadyDone(Already::Withdrawn) => "Ce bloc est déjà retiré de la vente.".into(),
+        StoreError::AlreadyDone(Already::Closed) => "Ce compte est déjà fermé.".into(),
         StoreError::Invalid(why) => format!("Demande invalide : {why}."),
         StoreError::Backend(_) => "Le serveur a rencontré une erreur ; elle est consignée dans ses journaux.".into(),
         other => other.to_string(),

@@ -2,8 +2,8 @@
 //! accounts, the blocks, and what is owed (liabilities). Each says its title, period, when it was made
 //! and by which version, and « aucune activité » when it has no row.
 
-use super::pages::when;
 use crate::money::format_signed_cents;
+use crate::server::dates::{french as when, iso_day};
 use crate::server::store::BlockRecord;
 use crate::server::store::back_office::{DaySummary, Withdrawal};
 use crate::server::store::ledger::BlockFacts;
@@ -76,17 +76,6 @@ impl Report {
     }
 }
 
-/// The UTC day `day` (`YYYY-MM-DD`) as unix seconds at its start.
-pub fn day_start(day: &str) -> Option<i64> {
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    time::Date::parse(day, &format).ok().map(|d| d.midnight().assume_utc().unix_timestamp())
-}
-
-pub fn day_name(start: i64) -> String {
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    time::OffsetDateTime::from_unix_timestamp(start).ok().and_then(|t| t.format(&format).ok()).unwrap_or_default()
-}
-
 pub fn daily(day: &[DaySummary], start: i64, now: i64) -> Report {
     let rows = day
         .iter()
@@ -114,7 +103,7 @@ pub fn daily(day: &[DaySummary], start: i64, now: i64) -> Report {
     };
     Report {
         title: "Résumé journalier des comptes joueurs",
-        period: format!("{} (00:00 à 24:00 UTC)", day_name(start)),
+        period: format!("{} (00:00 à 24:00 UTC)", iso_day(start)),
         generated_at: now,
         columns: vec!["joueur", "nom", "ouverture", "dépôts", "démo", "mises", "gains", "retraits", "ajustements", "clôture", "équilibré"],
         rows,
@@ -207,13 +196,5 @@ mod tests {
         );
         let empty = report(Vec::new()).csv().unwrap();
         assert!(empty.contains("\naucune activité\n") && !empty.contains("a;montant"), "{empty}");
-    }
-
-    #[test]
-    fn a_day_is_read_in_utc() {
-        assert_eq!(day_start("2026-12-05"), Some(1_796_428_800));
-        assert_eq!(day_name(1_796_428_800 + 3_600), "2026-12-05");
-        assert_eq!(day_start("2026-13-01"), None);
-        assert_eq!(day_start("5/12/2026"), None);
     }
 }

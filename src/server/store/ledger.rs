@@ -21,16 +21,19 @@
 //! ticket's owner's wallet for that ticket's block, each win left that block's prizes for the owner's
 //! wallet, and every transfer names accounts that exist and that its kind moves money between.
 //!
-//! The facts come from the store in one snapshot ([`super::Store::ledger_facts`]); both backends read
-//! them with the same statements (`sql`) and count a block's tickets with the same [`BlockTally`].
+//! The facts come from the store in one snapshot ([`super::Store::ledger_facts`]), read once for both
+//! engines.
 
 use super::StoreError;
+use super::error::Failure;
+use super::rows::Columns;
+use super::sql;
+use super::tx::Tx;
 use crate::block::{LotCode, lot_of};
 use crate::money::{Cents, format_signed_cents};
 use crate::rules::prize_table::TICKET_PRICE;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 
 /// An account of the ledger, named as the store keys it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -305,7 +308,7 @@ pub fn accounts(sums: Vec<(String, String, i64)>, stored: &HashMap<String, i64>)
 
 /// A block's tickets, counted one by one as a backend reads them (a block holds up to 1 500 000).
 pub struct BlockTally {
-    lots: Arc<Vec<LotCode>>,
+    lots: Vec<LotCode>,
     tickets: u64,
     owed: i64,
     committed: i64,
@@ -315,7 +318,7 @@ pub struct BlockTally {
 
 impl BlockTally {
     /// A tally against the lots the block committed.
-    pub fn new(lots: Arc<Vec<LotCode>>) -> BlockTally {
+    pub fn new(lots: Vec<LotCode>) -> BlockTally {
         BlockTally { lots, tickets: 0, owed: 0, committed: 0, lot_mismatches: 0, beyond: None }
     }
 
@@ -354,6 +357,55 @@ impl BlockTally {
             lots_total,
         })
     }
+}
+
+/// A block's tickets are read this many indices at a time: a block's 1 500 000 are never all in memory.
+const TICKETS_AT_ONCE: u32 = 65_536;
+
+impl super::Store {
+    /// What `vegas ledger check` verifies, read in one consistent snapshot.
+    pub async fn ledger_facts(&self) -> Result<LedgerFacts, StoreError> {
+        self.snapshot((), |tx, ()| Box::pin(ledger_facts(tx))).await
+    }
+}
+
+async fn ledger_facts(tx: &mut dyn Tx) -> Result<LedgerFacts, Failure> {
+    let sums = tx.query(sql::TRANSFER_SUMS, &[]).await?;
+    let sums = sums.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?))).collect::<Result<_, StoreError>>()?;
+    let stored = tx.query(tx.layout().stored_balances, &[]).await?;
+    let stored: HashMap<String, i64> = stored.iter().map(|r| Ok((r.text(0)?, r.int(1)?))).collect::<Result<_, StoreError>>()?;
+    let transfers = count(tx.query_one(sql::TRANSFER_COUNT, &[]).await?.int(0)?)?;
+    let mut blocks = Vec::new();
+    for row in tx.query(sql::BLOCK_SALES, &[]).await? {
+        let (emission, block, sold) = (row.unsigned(0)?, row.unsigned(1)?, count(row.int(2)?)?);
+        let lots = tx.query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[emission.into(), block.into()]).await?.bytes(0)?;
+        let size = u32::try_from(lots.len()).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let mut tally = BlockTally::new(lots);
+        let mut from = 0u32;
+        loop {
+            // The last read goes past the block's end: a ticket beyond it is a fault the tally reports.
+            let last = from.saturating_add(TICKETS_AT_ONCE) > size;
+            let to = if last { i64::from(i32::MAX) } else { i64::from(from + TICKETS_AT_ONCE) };
+            for t in tx.query(sql::BLOCK_TICKETS, &[emission.into(), block.into(), from.into(), to.into()]).await? {
+                tally.add(t.unsigned(0)?, t.int(1)?, t.int(2)? != 0);
+            }
+            if last {
+                break;
+            }
+            from += TICKETS_AT_ONCE;
+        }
+        blocks.push(tally.facts(emission, block, sold, &stored)?);
+    }
+    let mut counts = Counts::default();
+    for (n, query) in counts.iter_mut().zip(sql::ledger_counts()) {
+        *n = count(tx.query_one(&query, &[]).await?.int(0)?)?;
+    }
+    let pending = tx.query_one(sql::PENDING_WITHDRAWALS, &[]).await?.int(0)?;
+    Ok(LedgerFacts::new(accounts(sums, &stored), transfers, blocks, counts, pending))
+}
+
+fn count(n: i64) -> Result<u64, StoreError> {
+    u64::try_from(n).map_err(|_| StoreError::Backend(format!("a count of {n}")))
 }
 
 #[cfg(test)]
@@ -437,14 +489,14 @@ mod tests {
     #[test]
     fn a_tally_reads_committed_lots_at_the_sold_indices() {
         let stored = HashMap::from([("block:1:2:stakes".to_string(), 600), ("block:1:2:prizes".to_string(), -300)]);
-        let mut tally = BlockTally::new(Arc::new(vec![0, 9, 0, 1]));
+        let mut tally = BlockTally::new(vec![0, 9, 0, 1]);
         tally.add(1, 300, false);
         tally.add(3, 4_000_000, true);
         tally.add(0, 500, true);
         let b = tally.facts(1, 2, 3, &stored).unwrap();
         assert_eq!((b.tickets, b.committed, b.owed, b.lot_mismatches), (3, 300 + 4_000_000, 4_000_500, 1));
         assert_eq!((b.stakes_balance, b.prizes_balance), (600, -300));
-        let mut tally = BlockTally::new(Arc::new(vec![0]));
+        let mut tally = BlockTally::new(vec![0]);
         tally.add(4, 0, true);
         assert!(tally.facts(1, 1, 1, &stored).is_err(), "an index outside the block");
     }

@@ -1,6 +1,4 @@
-//! SQL text both backends run as it is: SQLite and PostgreSQL read these statements alike (`$n`
-//! parameters appear in order, so SQLite numbers them as PostgreSQL does). What differs between the
-//! two lives in each backend, and only that.
+//! SQL text both engines run as it is, shared by several units of work.
 
 use crate::rules::prize_table::TICKET_PRICE;
 
@@ -56,8 +54,10 @@ pub const BLOCK_SALES: &str = "SELECT emission, block, sold FROM block_sales ORD
 /// What the withdrawals still pending add up to.
 pub const PENDING_WITHDRAWALS: &str = "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM withdrawals WHERE state = 'pending'";
 
-/// A block's tickets (`$1`, `$2`): index, lot, and whether the lot is still owed.
-pub const BLOCK_TICKETS: &str = "SELECT idx, lot_cents, credited_at IS NULL FROM tickets WHERE emission = $1 AND block = $2";
+/// A block's tickets (`$1`, `$2`) with an index from `$3` to before `$4`: index, lot, and whether the lot
+/// is still owed.
+pub const BLOCK_TICKETS: &str =
+    "SELECT idx, lot_cents, CASE WHEN credited_at IS NULL THEN 1 ELSE 0 END FROM tickets WHERE emission = $1 AND block = $2 AND idx >= $3 AND idx < $4";
 
 /// The ledger check's counts of what is wrong, in the order of [`super::ledger::Counts`]; none takes a
 /// parameter.

@@ -11,18 +11,29 @@
 //! lost connection), every sale of it is sold alone. Sold alone, a sale whose group did commit
 //! replays its ticket: keys are unique, so nothing is ever sold or debited twice.
 
-use super::responsible::GROUP_GUARD;
-use super::{Claimed, Core, Failure, cents, int, sell, sql_amount};
+use super::tx::{LAYOUT, PgTx};
+use super::{Claimed, Core, Isolation, RETRIES, claim, int, lots_of};
 use crate::block::lot_of;
 use crate::payload::Serial;
 use crate::rules::prize_table::TICKET_PRICE;
-use crate::server::store::ledger::Account;
-use crate::server::store::responsible::{stake_base, window_starts};
-use crate::server::store::{Sale, SaleRequest, StoreError, TicketRecord};
+use crate::server::store::error::Failure;
+use crate::server::store::ledger::{Account, Transfer};
+use crate::server::store::responsible::sql::{self, stake_base};
+use crate::server::store::responsible::units::{bases, why_refused};
+use crate::server::store::responsible::{Flow, window_starts};
+use crate::server::store::rows::Columns;
+use crate::server::store::tickets::replay;
+use crate::server::store::tx::Tx;
+use crate::server::store::{Sale, SaleRequest, StoreError, TicketRecord, cents, sql_amount};
 use deadpool_postgres::Transaction;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use tokio::sync::{Mutex, mpsc, oneshot};
+
+/// A sale's debit, through the wallet's guard.
+static TAKE_STAKE: LazyLock<String> = LazyLock::new(|| sql::take_stake(&LAYOUT));
+/// The guard of a group's debit.
+static GROUP_GUARD: LazyLock<String> = LazyLock::new(sql::group_guard);
 
 /// Groups written at once by one instance: enough to keep PostgreSQL busy while one commits.
 const GROUPERS: usize = 4;
@@ -71,12 +82,8 @@ impl Core {
         let (together, mut alone): (Vec<PendingSale>, Vec<PendingSale>) =
             group.into_iter().partition(|p| keys.insert((p.request.player_id.clone(), p.request.idempotency_key.clone())));
         let requests: Vec<SaleRequest> = together.iter().map(|p| p.request.clone()).collect();
-        let sold = self
-            .unit_retried(0, |tx| {
-                let (requests, core) = (requests.clone(), self.clone());
-                Box::pin(async move { core.sell_together(tx, &requests).await })
-            })
-            .await;
+        let sold =
+            self.in_transaction(0, Isolation::ReadCommitted, &(self.clone(), requests), |t, (core, requests)| Box::pin(core.sell_together(t, requests))).await;
         match sold {
             Ok(mut sales) => {
                 for (pending, sale) in together.into_iter().zip(sales.iter_mut()) {
@@ -94,12 +101,8 @@ impl Core {
         for pending in alone {
             let core = self.clone();
             tokio::spawn(async move {
-                let sold = core
-                    .unit(|tx| {
-                        let (request, core) = (pending.request.clone(), core.clone());
-                        Box::pin(async move { sell(tx, &core.lots, &core.open, &request).await })
-                    })
-                    .await;
+                let args = (core.clone(), pending.request);
+                let sold = core.in_transaction(RETRIES, Isolation::ReadCommitted, &args, |t, (core, request)| Box::pin(sell(t, core, request))).await;
                 let _ = pending.answer.send(sold);
             });
         }
@@ -159,8 +162,8 @@ impl Core {
         let mut stakes: Vec<(String, i32, i64)> = Vec::new();
         while serials.len() < paid.len() {
             let wanted = u32::try_from(paid.len() - serials.len()).map_err(|e| StoreError::Backend(e.to_string()))?;
-            let Claimed { emission, block, stripe, start, count } = super::claim(tx, &self.open, now, wanted).await?;
-            let lots = super::lots_of(&self.lots, tx, emission, block).await?;
+            let Claimed { emission, block, stripe, start, count } = claim(tx, &self.open, now, wanted).await?;
+            let lots = lots_of(&self.lots, tx, emission, block).await?;
             for index in start..start + count {
                 let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
                 serials.push((Serial { emission, block, index }, lot_of(code)));
@@ -239,7 +242,7 @@ impl Core {
         let (tickets, transfers, shards): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
         if (tickets, transfers) != (sold.len() as i64, sold.len() as i64) {
             // A key committed by another instance since the lookup: sell each one alone.
-            return Err(Failure::Retry("a key of the group was used meanwhile".into()));
+            return Err(Failure::Conflict("a key of the group was used meanwhile".into()));
         }
         if shards != stake_accounts.len() as i64 {
             return Err(StoreError::Backend("a block's stakes account has no shard for a stripe".into()).into());
@@ -251,5 +254,65 @@ impl Core {
             sales[i] = Some(Sale { ticket: TicketRecord::sold(&requests[i], serial, lot), balance: cents(after[n].0)?, replayed: false });
         }
         Ok(sales)
+    }
+}
+
+/// One sale alone, in its own transaction: what a group leaves.
+async fn sell(tx: &Transaction<'_>, core: &Core, r: &SaleRequest) -> Result<Sale, Failure> {
+    if let Some(sale) = replay(&mut PgTx(tx), r).await? {
+        return Ok(sale);
+    }
+    // The stake first: its guard (balance, limits, pause) decides whether there is a sale at all.
+    let (balance, stake_total) = take_stake(tx, r).await?;
+    let Claimed { emission, block, stripe, start: index, .. } = claim(tx, &core.open, r.now, 1).await?;
+    let lots = lots_of(&core.lots, tx, emission, block).await?;
+    let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
+    let lot = lot_of(code);
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
+        )
+        .await?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        &r.ticket_id,
+        &r.player_id,
+        &int(emission)?,
+        &int(block)?,
+        &int(index)?,
+        &r.mode.as_str(),
+        &sql_amount(lot)?,
+        &r.now,
+        &r.idempotency_key,
+        &stake_total,
+    ];
+    if tx.execute(&insert, &params).await? == 0 {
+        // A sale with this key committed while this one waited: undo this one, replay that one.
+        return Err(Failure::Conflict("a sale with this Idempotency-Key committed meanwhile".into()));
+    }
+    let stake = Transfer::stake(&r.player_id, &r.ticket_id, emission, block);
+    let post = tx
+        .prepare_cached(
+            "WITH got AS (UPDATE balances SET balance = balance + $3 WHERE account = $2 AND shard = $4 RETURNING 1) \
+             INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) SELECT 'stake', $1, $2, $3, $5, $6 FROM got",
+        )
+        .await?;
+    if tx.execute(&post, &[&stake.debit.id(), &stake.credit.id(), &sql_amount(stake.amount)?, &stripe, &r.ticket_id, &r.now]).await? != 1 {
+        return Err(StoreError::Backend(format!("no account {} shard {stripe}", stake.credit.id())).into());
+    }
+    let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
+    Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
+}
+
+/// Takes a ticket's stake from the player's wallet if its balance and guard allow it: the balance and
+/// the running total of stakes after it.
+async fn take_stake(tx: &Transaction<'_>, r: &SaleRequest) -> Result<(i64, i64), Failure> {
+    let mut on = PgTx(tx);
+    let b = bases(&mut on, Flow::Stake, &r.player_id, r.now).await?;
+    let price = sql_amount(TICKET_PRICE)?;
+    let params = [Account::Wallet(&r.player_id).id().into(), price.into(), r.now.into(), r.limits_required.into(), b[0].into(), b[1].into(), b[2].into()];
+    match on.query(&TAKE_STAKE, &params).await?.first() {
+        Some(row) => Ok((row.int(0)?, row.int(1)?)),
+        None => Err(why_refused(&mut on, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required).await?.into()),
     }
 }

@@ -1,15 +1,26 @@
-//! [`Tx`] on PostgreSQL: statements in the unit of work's transaction. A parameter is sent as the
-//! column it meets expects (an `INTEGER` or a `BIGINT`), and a `BOOLEAN` is read as 0 or 1, so that
-//! the portable statements need no casts.
+//! [`Tx`] on PostgreSQL: statements in the unit of work's transaction (or, for a read, on a pooled
+//! connection). A parameter is sent as the column it meets expects (an `INTEGER`, a `BIGINT`, a
+//! `BOOLEAN`), and a `BOOLEAN` is read as 0 or 1, so that the statements need no casts.
 
-use super::{Failure, shard_of};
+use super::{STRIPES, shard_of, stripe_start};
+use crate::server::store::StoreError;
+use crate::server::store::error::Failure;
 use crate::server::store::ledger::{Account, Transfer};
-use crate::server::store::tx::{Row, Tx, Value};
+use crate::server::store::tx::{Layout, Row, Tx, Value};
 use bytes::BytesMut;
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::GenericClient;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
-pub(super) struct PgTx<'a, 't>(pub &'a Transaction<'t>);
+/// A wallet's guard row is its one shard of `balances`; the game's own accounts have [`STRIPES`].
+pub(super) static LAYOUT: Layout = Layout {
+    wallet_table: "balances",
+    wallet_key: "account = $1 AND shard = 0",
+    wallet_of_player: "balances a ON a.account = 'wallet:' || p.id AND a.shard = 0",
+    stored_balances: "SELECT account, CAST(SUM(balance) AS BIGINT) FROM balances GROUP BY account",
+};
+
+/// A unit of work on a transaction, or a read on a connection.
+pub(super) struct PgTx<'a, C>(pub &'a C);
 
 impl ToSql for Value {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
@@ -20,11 +31,12 @@ impl ToSql for Value {
             Value::Int(n) if *ty == Type::BOOL => (*n != 0).to_sql(ty, out),
             Value::Int(n) => n.to_sql(ty, out),
             Value::Text(s) => s.as_str().to_sql(ty, out),
+            Value::Bytes(b) => b.as_slice().to_sql(ty, out),
         }
     }
 
     fn accepts(ty: &Type) -> bool {
-        [Type::INT2, Type::INT4, Type::INT8, Type::BOOL, Type::TEXT, Type::VARCHAR].contains(ty)
+        [Type::INT2, Type::INT4, Type::INT8, Type::BOOL, Type::TEXT, Type::VARCHAR, Type::BYTEA].contains(ty)
     }
 
     to_sql_checked!();
@@ -32,14 +44,16 @@ impl ToSql for Value {
 
 fn value(row: &tokio_postgres::Row, i: usize) -> Result<Value, tokio_postgres::Error> {
     let ty = row.columns()[i].type_();
-    Ok(if *ty == Type::INT4 {
-        row.try_get::<_, Option<i32>>(i)?.map_or(Value::Null, |n| Value::Int(n.into()))
-    } else if *ty == Type::INT2 {
+    Ok(if *ty == Type::INT2 {
         row.try_get::<_, Option<i16>>(i)?.map_or(Value::Null, |n| Value::Int(n.into()))
-    } else if *ty == Type::BOOL {
-        row.try_get::<_, Option<bool>>(i)?.map_or(Value::Null, |b| Value::Int(b.into()))
+    } else if *ty == Type::INT4 {
+        row.try_get::<_, Option<i32>>(i)?.map_or(Value::Null, |n| Value::Int(n.into()))
     } else if *ty == Type::INT8 {
         row.try_get::<_, Option<i64>>(i)?.map_or(Value::Null, Value::Int)
+    } else if *ty == Type::BOOL {
+        row.try_get::<_, Option<bool>>(i)?.map_or(Value::Null, |b| Value::Int(b.into()))
+    } else if *ty == Type::BYTEA {
+        row.try_get::<_, Option<Vec<u8>>>(i)?.map_or(Value::Null, Value::Bytes)
     } else {
         row.try_get::<_, Option<String>>(i)?.map_or(Value::Null, Value::Text)
     })
@@ -49,10 +63,11 @@ fn params(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
 }
 
-impl Tx for PgTx<'_, '_> {
-    type Error = Failure;
-    const WALLET: &'static str = "balances WHERE account = $1 AND shard = 0";
-    const WALLET_OF_PLAYER: &'static str = "balances a ON a.account = 'wallet:' || p.id AND a.shard = 0";
+#[async_trait::async_trait]
+impl<C: GenericClient + Sync> Tx for PgTx<'_, C> {
+    fn layout(&self) -> &'static Layout {
+        &LAYOUT
+    }
 
     async fn execute(&mut self, sql: &str, values: &[Value]) -> Result<u64, Failure> {
         let statement = self.0.prepare_cached(sql).await?;
@@ -78,21 +93,50 @@ impl Tx for PgTx<'_, '_> {
         super::transfer(self.0, t, (shard(&t.debit), shard(&t.credit)), now).await
     }
 
-    async fn deposit(&mut self, player: &str, credit: &crate::server::store::Credit, now: i64) -> Result<crate::money::Cents, Failure> {
-        super::responsible::deposit(self.0, player, credit, now).await
+    async fn shift(&mut self, account: &Account<'_>, delta: i64, spread: &str) -> Result<(), Failure> {
+        let shifted = self
+            .0
+            .execute("UPDATE balances SET balance = balance + $2 WHERE account = $1 AND shard = $3", &[&account.id(), &delta, &shard_of(spread.as_bytes())])
+            .await?;
+        if shifted != 1 {
+            return Err(StoreError::Backend(format!("no account {}", account.id())).into());
+        }
+        Ok(())
     }
 
-    async fn pause(
-        &mut self,
-        player: &str,
-        pause: crate::server::store::responsible::Pause,
-        actor: crate::server::store::responsible::Actor,
-        now: i64,
-    ) -> Result<(), Failure> {
-        super::responsible::pause(self.0, player, pause, actor, now).await
+    /// Opens an account with its balance rows: one for a wallet, [`STRIPES`] for the game's own.
+    async fn open_account(&mut self, account: &Account<'_>) -> Result<(), Failure> {
+        let (id, wallet) = (account.id(), matches!(account, Account::Wallet(_)));
+        self.0.execute("INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &account.kind()]).await?;
+        let shards = if wallet { 1 } else { STRIPES as i32 };
+        self.0
+            .execute(
+                "INSERT INTO balances (account, shard, wallet) SELECT $1, s, $2 FROM generate_series(0, $3 - 1) s ON CONFLICT DO NOTHING",
+                &[&id, &wallet, &shards],
+            )
+            .await?;
+        Ok(())
     }
 
-    fn conflict(why: String) -> Failure {
-        Failure::Retry(why)
+    /// The wallet's row locked for this unit, unless another holds it (`SKIP LOCKED`): every sale,
+    /// credit and debit of the wallet updates that row.
+    async fn hold_wallet(&mut self, wallet: &str) -> Result<bool, Failure> {
+        Ok(self.0.query_opt("SELECT 1 FROM balances WHERE account = $1 AND shard = 0 FOR UPDATE SKIP LOCKED", &[&wallet]).await?.is_some())
+    }
+
+    /// A block's indices cut into [`STRIPES`] counters, each sold from on its own.
+    async fn open_sales(&mut self, emission: u32, block: u32, size: u32, now: i64) -> Result<(), Failure> {
+        let (emission, block) = (super::int(emission)?, super::int(block)?);
+        for stripe in 0..STRIPES {
+            let (start, stop) = (super::int(stripe_start(stripe, size))?, super::int(stripe_start(stripe + 1, size))?);
+            self.0
+                .execute(
+                    "INSERT INTO block_stripes (emission, block, stripe, start, next, stop, exhausted_at) \
+                     VALUES ($1, $2, $3, $4::INTEGER, $4::INTEGER, $5::INTEGER, CASE WHEN $4::INTEGER = $5::INTEGER THEN $6::BIGINT END)",
+                    &[&emission, &block, &super::int(stripe)?, &start, &stop, &now],
+                )
+                .await?;
+        }
+        Ok(())
     }
 }

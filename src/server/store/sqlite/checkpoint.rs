@@ -120,8 +120,7 @@ pub fn after_crash(conn: &Connection, left: u64) {
 }
 
 pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
-    super::vfs::register().map_err(StoreError::Backend)?;
-    let conn = Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), super::vfs::PACED)?;
+    let conn = Connection::open(path)?;
     super::grow_in_chunks(&conn)?;
     let (stop, stopped) = mpsc::channel::<()>();
     let wanted = Arc::new(AtomicBool::new(false));
@@ -133,7 +132,6 @@ pub fn start(path: &Path) -> Result<(Checkpointer, FinishRequest), StoreError> {
                 match passive(&conn) {
                     Ok(Progress { frames, .. }) => {
                         metrics::gauge!("vegas_sqlite_wal_frames").set(frames as f64);
-                        metrics::counter!("vegas_sqlite_checkpoint_written_bytes_total").absolute(super::vfs::written_bytes());
                         if frames > RESTART_FRAMES && catch_up(&conn) {
                             ask.store(true, Ordering::Relaxed);
                         }

@@ -42,10 +42,7 @@ impl<S: Send + 'static> Writer<S> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || {
-                ask_for_short_slices();
-                run(WriterContext { conn, state }, queue, after_commit)
-            })
+            .spawn(move || run(WriterContext { conn, state }, queue, after_commit))
             .map_err(|e| StoreError::Backend(format!("cannot start the writer thread: {e}")))?;
         Ok(Writer { jobs })
     }
@@ -68,52 +65,6 @@ impl<S: Send + 'static> Writer<S> {
         answer.await.map_err(|_| stopped())?
     }
 }
-
-/// The CPU time the writer asks to run in before another thread may take the core back: the kernel's
-/// least (100 µs) instead of its default (1.4 ms here). Every sale waits for this one thread, and on a
-/// host whose cores the HTTP workers keep busy, the writer woken by its fsync waited 3 to 4 ms for a
-/// core each time (`perf sched timehist`), and a commit that waits for the disk twice that way is a
-/// commit over 10 ms. Asked with a shorter slice, the kernel (EEVDF, Linux 6.12 and later) lets the
-/// writer take the core as soon as it wakes. `make bench-soak`, 90 s runs alternated, on a busy host:
-/// commits over 10 ms 62 and 25 a run → 32 and 12, purchases over 25 ms 13 097 and 10 328 → 9 998 and
-/// 2 724 (ARCHITECTURE « SQLite »). Needs no privilege; where the kernel does not know the request,
-/// the writer runs as before.
-const WRITER_SLICE_NANOS: u64 = 100_000;
-
-/// The calling thread's scheduling, as the kernel reports it.
-#[cfg(target_os = "linux")]
-fn scheduling() -> std::io::Result<libc::sched_attr> {
-    // SAFETY: `sched_attr` is plain integers, for which all zeroes is a value.
-    let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<libc::sched_attr>() as libc::c_uint;
-    // SAFETY: the kernel writes at most `size` bytes into `attr`; tid 0 is the calling thread.
-    match unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &raw mut attr, size, 0) } {
-        0 => Ok(attr),
-        _ => Err(std::io::Error::last_os_error()),
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn ask_for_short_slices() {
-    let mut attr = match scheduling() {
-        Ok(attr) => attr,
-        Err(e) => return tracing::info!(error = %e, "the writer's scheduling is unknown: it keeps its time slice"),
-    };
-    // A policy the operator chose (real-time, batch) and the process's nice value stay as they are.
-    if attr.sched_policy != libc::SCHED_OTHER as u32 {
-        return;
-    }
-    attr.size = std::mem::size_of::<libc::sched_attr>() as u32;
-    attr.sched_flags = 0;
-    attr.sched_runtime = WRITER_SLICE_NANOS;
-    // SAFETY: `attr` is a valid `sched_attr` whose `size` says how much of it the kernel may read.
-    if unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &raw const attr, 0) } != 0 {
-        tracing::info!(error = %std::io::Error::last_os_error(), "the kernel keeps the writer's default time slice");
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn ask_for_short_slices() {}
 
 fn stopped() -> StoreError {
     StoreError::Backend("the store's writer has stopped".into())
@@ -169,8 +120,6 @@ fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = J
     let result = match failure {
         Some(e) => Err(e),
         None => {
-            // The checkpointer holds its next flush meanwhile (`vfs`): this fsync finds the disk free.
-            let _committing = super::vfs::Committing::begin();
             let started = std::time::Instant::now();
             // A disk that stalls this fsync, on demand: `make bench-soak-stalls`.
             fail::fail_point!("sqlite-commit");
@@ -183,22 +132,4 @@ fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = J
         let _ = context.conn.execute_batch("ROLLBACK");
     }
     result
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn the_writer_runs_in_short_slices_where_the_kernel_has_them() {
-        let default = std::thread::spawn(|| scheduling().unwrap()).join().unwrap();
-        let writer = Writer::start(Connection::open_in_memory().unwrap(), (), |_| {}).unwrap();
-        let writers = writer.write(|_| Ok(scheduling().unwrap())).await.unwrap();
-        assert_eq!(writers.sched_policy, default.sched_policy);
-        assert_eq!(writers.sched_nice, default.sched_nice);
-        // A kernel without time slices of its own (before 6.12) reports none and takes no request.
-        if default.sched_runtime != 0 {
-            assert_eq!(writers.sched_runtime, WRITER_SLICE_NANOS, "a thread's default slice is {} ns", default.sched_runtime);
-        }
-    }
 }

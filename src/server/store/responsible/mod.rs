@@ -1,13 +1,17 @@
-//! Responsible gaming, once for both backends: limits (« modérateurs ») on stakes and deposits over
-//! rolling windows, raises that wait, breaks and self-exclusion, and the record of it all.
+//! Responsible gaming, once for both engines: limits (« modérateurs ») on stakes and deposits over
+//! rolling windows, raises that wait, breaks and self-exclusion, and the record of it all. This module
+//! holds the rules as data and pure decisions; [`sql`] the statements, [`units`] the units of work.
 //!
-//! A wallet's own row is its guard. The statement that takes a stake ([`take_stake`]) or makes a
-//! deposit ([`give_deposit`]) checks in its own `WHERE` the limits in force, the wallet's running
+//! A wallet's own row is its guard. The statement that takes a stake ([`sql::take_stake`]) or makes a
+//! deposit ([`sql::give_deposit`]) checks in its own `WHERE` the limits in force, the wallet's running
 //! total and any pause, so that the check and the move are one statement: safe under concurrency on
 //! its own, as the balance check is (PostgreSQL re-evaluates the `WHERE` on the newest version of a
 //! row it waited for). What a rolling window holds is the wallet's running total now minus the total
 //! kept by its last stake (or deposit) at or before the window's start: those rows were written long
-//! before, never change, and are found by one index seek ([`stake_bases`], [`deposit_bases`]).
+//! before, never change, and are found by one index seek ([`sql::STAKE_BASES`], [`sql::DEPOSIT_BASES`]).
+
+pub(super) mod sql;
+pub(super) mod units;
 
 use super::StoreError;
 pub use crate::api::{Flow, LimitRefusal, LimitState, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span, Standing};
@@ -168,110 +172,17 @@ pub const GUARD_COLUMNS: &str =
     "balance, staked, deposited, stake_day, stake_week, stake_month, deposit_day, deposit_week, deposit_month, paused_until, suspended_at";
 
 /// A guard row, from the columns of [`GUARD_COLUMNS`].
-pub fn guard_from(r: &impl super::rows::Columns) -> Result<Guard, StoreError> {
-    let limit = |i| r.optional_int(i)?.map(super::cents).transpose();
+pub fn guard_from(r: &impl crate::server::store::rows::Columns) -> Result<Guard, StoreError> {
+    let limit = |i| r.optional_int(i)?.map(crate::server::store::cents).transpose();
     Ok(Guard {
-        balance: super::cents(r.int(0)?)?,
-        staked: super::cents(r.int(1)?)?,
-        deposited: super::cents(r.int(2)?)?,
+        balance: crate::server::store::cents(r.int(0)?)?,
+        staked: crate::server::store::cents(r.int(1)?)?,
+        deposited: crate::server::store::cents(r.int(2)?)?,
         limits: LimitSet { stake: [limit(3)?, limit(4)?, limit(5)?], deposit: [limit(6)?, limit(7)?, limit(8)?] },
         paused_until: r.int(9)?,
         suspended_at: r.optional_int(10)?,
     })
 }
-
-/// The guard's condition for `amount` of `flow` at `now`, in the `WHERE` of the statement that moves
-/// it: not suspended; no pause; both 7-day limits (stakes and deposits) set if `required` is not 0; and every limit set still holds once the
-/// amount is counted. `bases` are the running totals at each window's start ([`Span::ALL`] order);
-/// `row` qualifies the columns (`b.` in a statement that names the table).
-fn guard_condition(flow: Flow, row: &str, amount: &str, now: &str, required: &str, bases: [&str; 3]) -> String {
-    let total = flow.total_column();
-    let (stake_week, deposit_week) = (Flow::Stake.limit_column(Span::Week), Flow::Deposit.limit_column(Span::Week));
-    let mut condition = format!(
-        "{row}suspended_at IS NULL AND {row}paused_until <= {now} AND (CAST({required} AS BIGINT) = 0 OR ({row}{stake_week} IS NOT NULL AND {row}{deposit_week} IS NOT NULL))"
-    );
-    for (span, base) in Span::ALL.into_iter().zip(bases) {
-        let limit = flow.limit_column(span);
-        condition.push_str(&format!(" AND ({row}{limit} IS NULL OR {row}{total} + {amount} - {base} <= {row}{limit})"));
-    }
-    condition
-}
-
-/// Takes a stake from the wallet `$1` whose guard allows it: `$2` the amount, `$3` now, `$4` whether
-/// the 7-day limits are required (1) or not (0), `$5`–`$7` the stake bases. `wallet` names its row
-/// (`accounts WHERE id = $1`, or PostgreSQL's `balances WHERE account = $1 AND shard = 0`). Returns the
-/// balance and the running total after it; no row if the balance or the guard refused it.
-pub fn take_stake(wallet: &str) -> String {
-    let guard = guard_condition(Flow::Stake, "", "$2", "$3", "$4", ["$5", "$6", "$7"]);
-    format!(
-        "UPDATE {} SET balance = balance - $2, staked = staked + $2 WHERE {} AND balance >= $2 AND {guard} RETURNING balance, staked",
-        table(wallet),
-        key(wallet)
-    )
-}
-
-/// Puts a deposit into the wallet `$1` whose guard allows it; the parameters as [`take_stake`]'s, with
-/// the deposit bases. Returns the balance and the running total after it.
-pub fn give_deposit(wallet: &str) -> String {
-    let guard = guard_condition(Flow::Deposit, "", "$2", "$3", "$4", ["$5", "$6", "$7"]);
-    format!("UPDATE {} SET balance = balance + $2, deposited = deposited + $2 WHERE {} AND {guard} RETURNING balance, deposited", table(wallet), key(wallet))
-}
-
-/// A group's debit (PostgreSQL): each wallet `b` pays `o.amount` if its guard allows it, with its bases
-/// `o.day`, `o.week`, `o.month`, `$3` now and `$4` whether limits are required.
-pub fn group_guard() -> String {
-    guard_condition(Flow::Stake, "b.", "o.amount", "$3", "$4", ["o.day", "o.week", "o.month"])
-}
-
-fn table(wallet: &str) -> &str {
-    wallet.split_once(" WHERE ").map_or(wallet, |(t, _)| t)
-}
-
-fn key(wallet: &str) -> &str {
-    wallet.split_once(" WHERE ").map_or("", |(_, k)| k)
-}
-
-/// The running total of player `$key`'s stakes at `$at`.
-macro_rules! stake_base {
-    ($key:literal, $at:literal) => {
-        concat!(
-            "COALESCE((SELECT MAX(stake_total) FROM tickets WHERE player_id = ",
-            $key,
-            " AND sold_at = (SELECT MAX(sold_at) FROM tickets WHERE player_id = ",
-            $key,
-            " AND sold_at <= ",
-            $at,
-            ")), 0)"
-        )
-    };
-}
-pub(crate) use stake_base;
-
-/// The running total of wallet `$1`'s deposits at `$at`.
-macro_rules! deposit_base {
-    ($at:literal) => {
-        concat!(
-            "COALESCE((SELECT MAX(wallet_total) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at = ",
-            "(SELECT MAX(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at <= ",
-            $at,
-            ")), 0)"
-        )
-    };
-}
-
-/// The running total of player `$1`'s stakes at each window's start (`$2`, `$3`, `$4`: the last ticket
-/// sold at or before it; of tickets sold in the same second, the one sold last).
-pub const STAKE_BASES: &str = concat!("SELECT ", stake_base!("$1", "$2"), ", ", stake_base!("$1", "$3"), ", ", stake_base!("$1", "$4"));
-
-/// The running total of wallet `$1`'s deposits at each window's start (`$2`, `$3`, `$4`).
-pub const DEPOSIT_BASES: &str = concat!("SELECT ", deposit_base!("$2"), ", ", deposit_base!("$3"), ", ", deposit_base!("$4"));
-
-/// When player `$1`'s first stake in the window (after `$2`) whose running total is at least `$3` was
-/// sold: once it leaves the window, `$3` is free again.
-pub const STAKE_REACHING: &str = "SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $2 AND stake_total >= $3";
-/// The same for the deposits into wallet `$1`.
-pub const DEPOSIT_REACHING: &str =
-    "SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $2 AND wallet_total >= $3";
 
 /// Each window's start at `now`, in [`Span::ALL`] order: what was counted at or before it is out.
 pub fn window_starts(now: i64) -> [i64; 3] {
@@ -333,7 +244,7 @@ pub struct Binding {
 }
 
 /// The error a refused move is answered with: `pause_kind` read if it was a pause, and for each
-/// binding limit when its first reaching amount was counted ([`STAKE_REACHING`], [`DEPOSIT_REACHING`]).
+/// binding limit when its first reaching amount was counted ([`sql::STAKE_REACHING`], [`sql::DEPOSIT_REACHING`]).
 pub fn explain(refused: Result<(), Refused>, flow: Flow, amount: Cents, guard: &Guard, pause_kind: Option<PauseKind>, reaching: &[Option<i64>]) -> StoreError {
     match refused {
         Err(Refused::Suspended) => StoreError::Suspended,
@@ -359,23 +270,15 @@ impl std::fmt::Display for LimitRefusal {
         };
         write!(f, "the {} limit over {over} ({}) allows {} more", self.flow.as_str(), Cents(self.limit_cents), Cents(self.left_cents))?;
         match self.frees_at {
-            Some(at) => write!(f, "; more frees up at {}", utc(at)),
+            Some(at) => write!(f, "; more frees up at {}", crate::server::dates::utc(at)),
             None => write!(f, ", never enough for this amount"),
         }
     }
 }
 
-/// A time as people read it: RFC 3339 in UTC (« for ever » past the calendar, a closed account's).
-pub fn utc(unix_seconds: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp(unix_seconds)
-        .ok()
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-        .unwrap_or_else(|| "for ever".into())
-}
-
 impl Binding {
     /// This limit's refusal, `first_reaching` being when the first amount counted in the window that
-    /// brings the running total to `need` was counted (from [`STAKE_REACHING`] or [`DEPOSIT_REACHING`]).
+    /// brings the running total to `need` was counted (from [`sql::STAKE_REACHING`] or [`sql::DEPOSIT_REACHING`]).
     pub fn refusal(&self, flow: Flow, amount: Cents, first_reaching: Option<i64>) -> LimitRefusal {
         let frees_at = if amount > self.limit { None } else { first_reaching.map(|at| at + self.span.seconds()) };
         LimitRefusal { flow, span: self.span, limit_cents: self.limit.0, left_cents: self.limit.0.saturating_sub(self.used.0), frees_at }
@@ -447,43 +350,12 @@ pub fn limit_states(guard: &Guard, bases: [(Flow, [i64; 3], [Option<i64>; 3]); 2
     states
 }
 
-/// A limit raise read back from the columns of [`RAISES`].
-pub fn raise_from(r: &impl super::rows::Columns) -> Result<PendingRaise, StoreError> {
+/// A limit raise read back from the columns of [`sql::RAISES`].
+pub fn raise_from(r: &impl crate::server::store::rows::Columns) -> Result<PendingRaise, StoreError> {
     let (flow, span) = (r.text(0)?, r.text(1)?);
     let flow = Flow::parse(&flow).ok_or_else(|| StoreError::Backend(format!("a raise of flow {flow:?}")))?;
     let span = Span::parse(&span).ok_or_else(|| StoreError::Backend(format!("a raise over {span:?}")))?;
-    Ok(PendingRaise::new(flow, span, r.optional_int(2)?.map(super::cents).transpose()?, r.int(3)?))
-}
-
-/// Player `$1`'s pending raises.
-pub const RAISES: &str = "SELECT flow, span, amount, asked_at FROM limit_raises WHERE player_id = $1 ORDER BY flow, span";
-/// Asks a raise for player `$1` of limit (`$2` flow, `$3` span) to `$4` (null: removed) at `$5`, in place
-/// of any pending one.
-pub const ASK_RAISE: &str = "INSERT INTO limit_raises (player_id, flow, span, amount, asked_at) VALUES ($1, $2, $3, $4, $5) \
-     ON CONFLICT (player_id, flow, span) DO UPDATE SET amount = excluded.amount, asked_at = excluded.asked_at";
-/// Takes player `$1`'s pending raise of (`$2`, `$3`) away, returning what it was.
-pub const DROP_RAISE: &str = "DELETE FROM limit_raises WHERE player_id = $1 AND flow = $2 AND span = $3 RETURNING flow, span, amount, asked_at";
-/// Raises asked at or before `$1`: lapsed, unconfirmed.
-/// Read by [`raise_from`], the player last.
-pub const LAPSED_RAISES: &str = "SELECT flow, span, amount, asked_at, player_id FROM limit_raises WHERE asked_at <= $1 ORDER BY asked_at LIMIT 256";
-/// Takes raise (`$1`, `$2`, `$3`) away if it is still the one asked at `$4`.
-pub const DROP_LAPSED: &str = "DELETE FROM limit_raises WHERE player_id = $1 AND flow = $2 AND span = $3 AND asked_at = $4";
-
-/// Sets the limit `(flow, span)` of wallet `$1` to `$2` if it still is `$3` (compare-and-set: a change
-/// that read an older limit changes nothing).
-pub fn set_limit(wallet: &str, flow: Flow, span: Span) -> String {
-    let column = flow.limit_column(span);
-    format!("UPDATE {} SET {column} = $2 WHERE {} AND {column} IS NOT DISTINCT FROM $3", table(wallet), key(wallet))
-}
-
-/// Pauses wallet `$1` until `$2`, if it is not paused as long already.
-pub fn pause_wallet(wallet: &str) -> String {
-    format!("UPDATE {} SET paused_until = $2 WHERE {} AND paused_until < $2", table(wallet), key(wallet))
-}
-
-/// Reads wallet `$1`'s guard row.
-pub fn read_guard(wallet: &str) -> String {
-    format!("SELECT {GUARD_COLUMNS} FROM {} WHERE {}", table(wallet), key(wallet))
+    Ok(PendingRaise::new(flow, span, r.optional_int(2)?.map(crate::server::store::cents).transpose()?, r.int(3)?))
 }
 
 /// What changes when a limit is changed: the statements a backend runs, and the events it records.
@@ -545,22 +417,8 @@ impl StandingFacts {
     }
 }
 
-/// When the oldest stake of player `$1` still in each window (after `$2`, `$3`, `$4`) was made.
-pub const STAKE_OLDEST: &str = "SELECT (SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $2), \
-     (SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $3), \
-     (SELECT MIN(sold_at) FROM tickets WHERE player_id = $1 AND sold_at > $4)";
-/// The same for the deposits into wallet `$1`.
-pub const DEPOSIT_OLDEST: &str = "SELECT (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $2), \
-     (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $3), \
-     (SELECT MIN(created_at) FROM transfers WHERE credit = $1 AND wallet_total IS NOT NULL AND created_at > $4)";
-
-/// Appends an event: `$1` player, `$2` at, `$3` actor, `$4` kind, `$5` detail (JSON text).
-pub const RECORD: &str = "INSERT INTO responsible_events (player_id, at, actor, kind, detail) VALUES ($1, $2, $3, $4, $5)";
-/// Player `$1`'s events from `$2` on, oldest first.
-pub const EVENTS: &str = "SELECT at, actor, kind, detail FROM responsible_events WHERE player_id = $1 AND at >= $2 ORDER BY at, id";
-
-/// An event from the columns of [`EVENTS`].
-pub fn event_from(r: &impl super::rows::Columns) -> Result<ResponsibleEvent, StoreError> {
+/// An event from the columns of [`sql::EVENTS`].
+pub fn event_from(r: &impl crate::server::store::rows::Columns) -> Result<ResponsibleEvent, StoreError> {
     Ok(ResponsibleEvent { at: r.int(0)?, actor: r.text(1)?, kind: r.text(2)?, detail: r.json(3)? })
 }
 
@@ -569,31 +427,10 @@ pub fn limit_detail(flow: Flow, span: Span, amount: Option<Cents>, before: Optio
     serde_json::json!({ "flow": flow, "span": span, "limit_cents": amount.map(|a| a.0), "before_cents": before.map(|a| a.0) }).to_string()
 }
 
-/// Tickets player `$1` bought since `$2`, what they staked (3 € each) and the wins credited on them.
-pub const PLAY_SINCE: &str = "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN credited_at IS NOT NULL THEN lot_cents ELSE 0 END), 0) AS BIGINT) \
-     FROM tickets WHERE player_id = $1 AND sold_at >= $2";
-
 /// A reality check's detail in the record: how long the session has lasted and what it played.
 pub fn reality_detail(seconds: i64, play: PlaySummary) -> String {
     serde_json::json!({ "session_seconds": seconds, "play": play }).to_string()
 }
-
-/// A session `$1` of player `$2` from `$3` to `$4`, its reality check due after the player's interval.
-pub const CREATE_SESSION: &str = "INSERT INTO sessions (token_hash, player_id, started_at, expires_at, reality_due_at) \
-     SELECT $1, $2, $3, $4, CAST($3 AS BIGINT) + reality_minutes * 60 FROM players WHERE id = $2";
-/// Session `$1`, if unexpired at `$2`.
-pub const SESSION: &str = "SELECT player_id, started_at, reality_due_at FROM sessions WHERE token_hash = $1 AND expires_at > $2";
-/// Brings player `$1`'s sessions' next reality check to `$2` at the latest.
-pub const SOONER_REALITY_CHECKS: &str = "UPDATE sessions SET reality_due_at = $2 WHERE player_id = $1 AND reality_due_at > $2";
-/// Marks session `$1`'s due reality check (at `$2`) as shown, once per due time.
-pub const SHOW_REALITY_CHECK: &str = "UPDATE sessions SET reality_told_at = reality_due_at \
-     WHERE token_hash = $1 AND reality_due_at <= $2 AND reality_told_at IS DISTINCT FROM reality_due_at RETURNING player_id, started_at";
-/// Acknowledges session `$1`'s due reality check at `$2`: the next one an interval later.
-pub const ACKNOWLEDGE_REALITY_CHECK: &str = "UPDATE sessions SET reality_due_at = CAST($2 AS BIGINT) + (SELECT p.reality_minutes * 60 FROM players p WHERE p.id = sessions.player_id) \
-     WHERE token_hash = $1 AND reality_due_at <= $2 RETURNING player_id, started_at";
-/// The open accounts the ban file lists.
-pub const BANNED_OPEN_ACCOUNTS: &str =
-    "SELECT p.id FROM players p JOIN banned_identities b ON b.identity_key = p.identity_key WHERE p.closed_at IS NULL ORDER BY p.id";
 
 /// The session of a token, as the server checks it on each request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -604,8 +441,8 @@ pub struct SessionRecord {
     pub reality_due_at: i64,
 }
 
-/// A session from the columns of [`SESSION`].
-pub fn session_from(r: &impl super::rows::Columns) -> Result<SessionRecord, StoreError> {
+/// A session from the columns of [`sql::SESSION`].
+pub fn session_from(r: &impl crate::server::store::rows::Columns) -> Result<SessionRecord, StoreError> {
     Ok(SessionRecord { player_id: r.text(0)?, started_at: r.int(1)?, reality_due_at: r.int(2)? })
 }
 
@@ -690,22 +527,6 @@ mod tests {
         assert_eq!(raise.confirmable(1_000 + 48 * 3600 - 60), Err(StoreError::RaiseNotYet { confirmable_at: 1_000 + 48 * 3600 }));
         assert_eq!(raise.confirmable(1_000 + 48 * 3600), Ok(()));
         assert_eq!(raise.confirmable(raise.lapses_at), Err(StoreError::RaiseLapsed { lapsed_at: 1_000 + 48 * 3600 + 7 * 86_400 }));
-    }
-
-    #[test]
-    fn the_guard_checks_every_window_in_the_statement_that_moves_the_money() {
-        let sql = take_stake("accounts WHERE id = $1");
-        assert!(
-            sql.starts_with("UPDATE accounts SET balance = balance - $2, staked = staked + $2 WHERE id = $1 AND balance >= $2 AND suspended_at IS NULL AND paused_until <= $3"),
-            "{sql}"
-        );
-        for (limit, base) in [("stake_day", "$5"), ("stake_week", "$6"), ("stake_month", "$7")] {
-            assert!(sql.contains(&format!("({limit} IS NULL OR staked + $2 - {base} <= {limit})")), "{sql}");
-        }
-        assert!(
-            give_deposit("balances WHERE account = $1 AND shard = 0")
-                .contains("WHERE account = $1 AND shard = 0 AND suspended_at IS NULL AND paused_until <= $3")
-        );
     }
 
     #[test]
