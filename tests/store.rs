@@ -162,8 +162,8 @@ async fn balance(store: &Store, player: &str) -> Cents {
 }
 
 async fn two_hundred_purchases_with_one_key_sell_one_ticket(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(400)).await;
-    let p = player(&*store, "p-one-key", 100).await;
+    block(&store, 1, 1, mixed_lots(400)).await;
+    let p = player(&store, "p-one-key", 100).await;
     let mut racing = JoinSet::new();
     for i in 0..200 {
         let (store, p) = (store.clone(), p.clone());
@@ -174,16 +174,16 @@ async fn two_hundred_purchases_with_one_key_sell_one_ticket(store: Arc<Store>) {
     assert_eq!(ids.len(), 1, "every purchase with the key answers the same ticket");
     assert_eq!(sales.iter().filter(|s| !s.replayed).count(), 1, "one sale, the others replays");
     assert!(sales.iter().all(|s| s.balance == Cents::euros(97)));
-    assert_eq!(balance(&*store, &p).await, Cents::euros(97), "one debit");
-    let report = ledger_passes(&*store).await;
+    assert_eq!(balance(&store, &p).await, Cents::euros(97), "one debit");
+    let report = ledger_passes(&store).await;
     assert_eq!(report.blocks[0].sold, 1);
     let other_mode = store.sell(sale(&p, "same-key", Mode::Jouez, "t-other")).await;
     assert_eq!(other_mode, Err(StoreError::KeyReused));
 }
 
 async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(400)).await;
-    let p = player(&*store, "p-two", 7).await;
+    block(&store, 1, 1, mixed_lots(400)).await;
+    let p = player(&store, "p-two", 7).await;
     let mut racing = JoinSet::new();
     for i in 0..100 {
         let (store, p) = (store.clone(), p.clone());
@@ -203,15 +203,15 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<St
     let sold = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(StoreError::InsufficientFunds { price, .. }) if *price == TICKET_PRICE)).count();
     assert_eq!((sold, refused), (2, 98), "{results:?}");
-    assert_eq!(balance(&*store, &p).await, Cents::euros(1));
-    assert_eq!(ledger_passes(&*store).await.blocks[0].sold, 2);
+    assert_eq!(balance(&store, &p).await, Cents::euros(1));
+    assert_eq!(ledger_passes(&store).await.blocks[0].sold, 2);
 }
 
 async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<Store>) {
-    let p = player(&*store, "p-payouts", 0).await;
+    let p = player(&store, "p-payouts", 0).await;
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(10), reason: "bank transfer".into() };
     assert_eq!(store.credit(&p, deposit.clone(), NOW).await, Err(StoreError::LimitsRequired(Flow::Deposit)), "no real money before a 7-day deposit limit");
-    weekly_limits(&*store, &p, 1_000).await;
+    weekly_limits(&store, &p, 1_000).await;
     assert_eq!(store.credit(&p, deposit, NOW).await, Ok(Cents::euros(10)));
     let mut racing = JoinSet::new();
     for _ in 0..25 {
@@ -222,22 +222,22 @@ async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<Store>) {
     let paid = results.iter().filter(|r| r.is_ok()).count();
     let refused = results.iter().filter(|r| matches!(r, Err(StoreError::Overdraft { amount, .. }) if *amount == Cents::euros(1))).count();
     assert_eq!((paid, refused), (10, 15), "{results:?}");
-    assert_eq!(balance(&*store, &p).await, Cents::ZERO);
+    assert_eq!(balance(&store, &p).await, Cents::ZERO);
     assert_eq!(store.operator_debit("p-nobody", Cents(1), "payout", "cli:test", NOW).await, Err(StoreError::NotFound("player")));
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 async fn expired_sessions_and_stale_guests_are_purged(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(10)).await;
-    let gone = player(&*store, "p-gone", 100).await;
+    block(&store, 1, 1, mixed_lots(10)).await;
+    let gone = player(&store, "p-gone", 100).await;
     store.credit(&gone, Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "top-up".into() }, NOW).await.unwrap();
     store.create_session("expired", &gone, NOW - 3600, NOW - 1).await.unwrap();
-    let played = player(&*store, "p-played", 10).await;
+    let played = player(&store, "p-played", 10).await;
     store.sell(sale(&played, "k", Mode::Auto, "t-played")).await.unwrap();
-    let returning = player(&*store, "p-returning", 10).await;
+    let returning = player(&store, "p-returning", 10).await;
     store.create_session("live", &returning, NOW - 3600, NOW + 3600).await.unwrap();
-    let funded = player(&*store, "p-funded", 0).await;
-    weekly_limits(&*store, &funded, 1_000).await;
+    let funded = player(&store, "p-funded", 0).await;
+    weekly_limits(&store, &funded, 1_000).await;
     store.credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW).await.unwrap();
     store.operator_debit(&funded, Cents::euros(5), "payout", "cli:test", NOW).await.unwrap();
     let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, identity: None, opening_credit: None };
@@ -251,15 +251,15 @@ async fn expired_sessions_and_stale_guests_are_purged(store: Arc<Store>) {
         store.player(kept).await.unwrap_or_else(|e| panic!("{kept} kept: {e}"));
     }
     assert_eq!(store.session("live", NOW).await.unwrap().map(|s| s.player_id), Some(returning));
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
     assert_eq!(store.purge(NOW, NOW + 5, 100).await.unwrap(), Default::default(), "nothing left to purge");
 }
 
 /// Races reveals (every zone, several times, in a random order), completions and settlements on one
 /// ticket, round after round until every zone is uncovered.
 async fn race_on_one_ticket(store: Arc<Store>, mode: Mode) {
-    block(&*store, 1, 1, vec![7; 10]).await; // every ticket wins 10 €
-    let p = player(&*store, "p-race", 10).await;
+    block(&store, 1, 1, vec![7; 10]).await; // every ticket wins 10 €
+    let p = player(&store, "p-race", 10).await;
     let ticket = store.sell(sale(&p, "k", mode, "t-race")).await.unwrap().ticket;
     let mut accepted = HashSet::new();
     for round in 0..30 {
@@ -308,9 +308,9 @@ async fn race_on_one_ticket(store: Arc<Store>, mode: Mode) {
         );
         assert!(Surface::ALL.contains(&first));
     }
-    assert_eq!(balance(&*store, &p).await, Cents::euros(10 - 3 + 10), "one credit of the 10 € win");
+    assert_eq!(balance(&store, &p).await, Cents::euros(10 - 3 + 10), "one credit of the 10 € win");
     assert_eq!(ticket.lot, Cents::euros(10));
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 async fn complete_settle_and_reveals_racing_on_a_jouez_ticket(store: Arc<Store>) {
@@ -322,13 +322,13 @@ async fn complete_settle_and_reveals_racing_on_an_auto_ticket(store: Arc<Store>)
 }
 
 async fn sales_racing_across_blocks_that_sell_out(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(30)).await;
-    block(&*store, 1, 2, mixed_lots(25)).await;
+    block(&store, 1, 1, mixed_lots(30)).await;
+    block(&store, 1, 2, mixed_lots(25)).await;
     let mut racing = JoinSet::new();
     for n in 0..10 {
         let store = store.clone();
         racing.spawn(async move {
-            let p = player(&*store, &format!("p-{n}"), 30).await;
+            let p = player(&store, &format!("p-{n}"), 30).await;
             let mut results = Vec::new();
             for i in 0..8 {
                 results.push(store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("t-{n}-{i}"))).await);
@@ -343,7 +343,7 @@ async fn sales_racing_across_blocks_that_sell_out(store: Arc<Store>) {
     assert_eq!(results.iter().filter(|r| r.as_ref().err() == Some(&StoreError::SoldOut)).count(), 25);
     let blocks = store.blocks().await.unwrap();
     assert!(blocks.iter().all(|b| b.sold == b.size && b.closed_at.is_some()), "{blocks:?}");
-    let report = ledger_passes(&*store).await;
+    let report = ledger_passes(&store).await;
     assert_eq!(report.blocks.iter().map(|b| b.stakes_balance).sum::<i64>(), 55 * 300);
 }
 
@@ -351,12 +351,12 @@ async fn sales_racing_across_blocks_that_sell_out(store: Arc<Store>) {
 /// answers its own ticket and its wallet's balance just after it, a wallet that cannot pay for all its
 /// purchases pays for those it can, and the same keys sent again replay without a debit.
 async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(200)).await;
+    block(&store, 1, 1, mixed_lots(200)).await;
     let mut players = Vec::new();
     for n in 0..40 {
         // Even players can pay for their 3 purchases (10 €), odd ones for 1 of them (5 €).
         let euros = if n % 2 == 0 { 10 } else { 5 };
-        players.push((player(&*store, &format!("p-{n}"), euros).await, euros));
+        players.push((player(&store, &format!("p-{n}"), euros).await, euros));
     }
     let crowd = |wave: &'static str| {
         let mut racing = JoinSet::new();
@@ -394,15 +394,15 @@ async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<Store>) {
         }
     }
     for (p, euros) in &players {
-        assert_eq!(balance(&*store, p).await, Cents(if *euros == 10 { 100 } else { 200 }));
+        assert_eq!(balance(&store, p).await, Cents(if *euros == 10 { 100 } else { 200 }));
     }
-    let report = ledger_passes(&*store).await;
+    let report = ledger_passes(&store).await;
     assert_eq!(report.blocks.iter().map(|b| b.stakes_balance).sum::<i64>(), 80 * 300);
 }
 
 async fn a_ticket_belongs_to_its_buyer_only(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(10)).await;
-    let (a, b) = (player(&*store, "p-a", 10).await, player(&*store, "p-b", 10).await);
+    block(&store, 1, 1, mixed_lots(10)).await;
+    let (a, b) = (player(&store, "p-a", 10).await, player(&store, "p-b", 10).await);
     let t = store.sell(sale(&a, "k", Mode::Auto, "t-a")).await.unwrap().ticket;
     assert_eq!(store.ticket(&b, &t.id).await, Err(StoreError::NotFound("ticket")));
     assert_eq!(store.reveal(&b, &t.id, vec![0], vec![], NOW).await, Err(StoreError::NotFound("ticket")));
@@ -417,8 +417,8 @@ async fn a_ticket_belongs_to_its_buyer_only(store: Arc<Store>) {
 /// Sales within one second, whose ids sort the other way: the history still pages newest sale first,
 /// on both engines (by the running total of stakes each ticket kept, not by its id).
 async fn sales_in_one_second_are_paged_in_sale_order(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(20)).await;
-    let p = player(&*store, "p-second", 60).await;
+    block(&store, 1, 1, mixed_lots(20)).await;
+    let p = player(&store, "p-second", 60).await;
     let ids: Vec<String> = (0..7).map(|i| format!("t-{}", char::from(b'z' - i))).collect();
     for (i, id) in ids.iter().enumerate() {
         store.sell(sale(&p, &format!("k{i}"), Mode::Auto, id)).await.unwrap();
@@ -437,8 +437,8 @@ async fn sales_in_one_second_are_paged_in_sale_order(store: Arc<Store>) {
 }
 
 async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(10)).await;
-    let p = player(&*store, "p-pages", 30).await;
+    block(&store, 1, 1, mixed_lots(10)).await;
+    let p = player(&store, "p-pages", 30).await;
     // Five tickets sold in the same second: the pages still follow the order of sale.
     for i in 0..5 {
         store.sell(sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t{i}"))).await.unwrap();
@@ -500,7 +500,7 @@ async fn names_are_unique_and_sessions_expire(store: Arc<Store>) {
     assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "one name, however typed");
     assert!(results.iter().filter(|r| r.is_err()).all(|r| r.as_ref().err() == Some(&StoreError::NameTaken)));
     let winner = store.credentials(&key_of("LUCIE")).await.unwrap().unwrap().player_id;
-    assert_eq!(balance(&*store, &winner).await, Cents::ZERO);
+    assert_eq!(balance(&store, &winner).await, Cents::ZERO);
     store.create_session("h1", &winner, NOW - 3600, NOW + 10).await.unwrap();
     assert_eq!(store.session("h1", NOW).await.unwrap().map(|s| s.player_id), Some(winner.clone()));
     assert_eq!(store.session("h1", NOW + 10).await.unwrap().map(|s| s.player_id), None, "expired");
@@ -512,7 +512,7 @@ async fn guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money(s
     let name = |shown: &str| PlayerName { shown: shown.into(), key: key_of(shown) };
     let mut guests = Vec::new();
     for i in 0..10 {
-        guests.push(player(&*store, &format!("g-{i}"), 20 + i).await);
+        guests.push(player(&store, &format!("g-{i}"), 20 + i).await);
     }
     let mut racing = JoinSet::new();
     for (i, guest) in guests.iter().enumerate() {
@@ -533,7 +533,7 @@ async fn guests_racing_for_one_name_one_becomes_an_account_and_keeps_its_money(s
     assert_eq!(store.register_guest("p-nobody", name("Nobody"), "h".into()).await, Err(StoreError::NotFound("player")));
     let loser = guests.iter().find(|g| **g != winner).unwrap();
     store.register_guest(loser, name("Marc"), "h".into()).await.unwrap();
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 /// A data directory written by the server before versioned migrations is migrated when opened: its
@@ -668,8 +668,8 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
 /// Two settlers (two instances) racing through the same due tickets, several wins of a wallet in
 /// each batch: every ticket is credited once, and each wallet gets exactly the sum of its wins.
 async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(90)).await;
-    let players = [player(&*store, "p-a", 100).await, player(&*store, "p-b", 100).await, player(&*store, "p-c", 100).await];
+    block(&store, 1, 1, mixed_lots(90)).await;
+    let players = [player(&store, "p-a", 100).await, player(&store, "p-b", 100).await, player(&store, "p-c", 100).await];
     let mut wins: HashMap<&str, Vec<Cents>> = HashMap::new();
     for i in 0..90 {
         let p = &players[i % 3];
@@ -678,17 +678,17 @@ async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store:
     }
     assert!(wins.values().all(|lots| lots.iter().filter(|lot| !lot.is_zero()).count() > 10), "several wins a wallet: {wins:?}");
     const BATCHES: vegas::server::store::Batches = vegas::server::store::Batches { first: 8, most: 32, breath: std::time::Duration::ZERO };
-    let settler = |store: Arc<Store>| async move { vegas::server::store::settle_round(&*store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap() };
+    let settler = |store: Arc<Store>| async move { vegas::server::store::settle_round(&store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap() };
     let (one, two) = tokio::join!(tokio::spawn(settler(store.clone())), tokio::spawn(settler(store.clone())));
     let (one, two) = (one.unwrap(), two.unwrap());
     assert_eq!(one.settled + two.settled, 90, "each ticket settled once: {one:?} {two:?}");
     assert!(one.failed.is_empty() && two.failed.is_empty());
     for p in &players {
         let won: Cents = wins[p.as_str()].iter().copied().sum();
-        assert_eq!(balance(&*store, p).await, Cents::euros(100 - 30 * 3) + won, "{p}");
+        assert_eq!(balance(&store, p).await, Cents::euros(100 - 30 * 3) + won, "{p}");
     }
-    ledger_passes(&*store).await;
-    let again = vegas::server::store::settle_round(&*store, NOW + 100, BATCHES, || NOW + 2000).await.unwrap();
+    ledger_passes(&store).await;
+    let again = vegas::server::store::settle_round(&store, NOW + 100, BATCHES, || NOW + 2000).await.unwrap();
     assert_eq!((again.examined, again.settled), (0, 0), "nothing left due");
 }
 
@@ -718,8 +718,8 @@ async fn a_settlement_round_passes_tickets_that_fail(backend: &Backend) {
 }
 
 async fn a_block_keeps_its_tree_level_and_a_rebuilt_one_replaces_it(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(8)).await;
-    block(&*store, 1, 2, mixed_lots(8)).await;
+    block(&store, 1, 1, mixed_lots(8)).await;
+    block(&store, 1, 2, mixed_lots(8)).await;
     assert_eq!(store.block_tree(1, 1).await.unwrap(), Some(tree_level(1, 1)));
     assert_eq!(store.block_tree(1, 2).await.unwrap(), Some(tree_level(1, 2)));
     assert_eq!(store.block_tree(1, 3).await.unwrap(), None, "no such block");

@@ -234,7 +234,7 @@ impl AppState {
             Database::Sqlite(data_dir) => auth::key_file(data_dir)?,
             Database::Postgres { .. } => None,
         };
-        let printer = Printer::load(&*store, first_key, config.clock.now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
+        let printer = Printer::load(&store, first_key, config.clock.now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
         let passwords = passwords::Passwords::new(config.password_hashes);
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
         let logins_per_name_at_address = limits::PerKey::new("logins_per_name_at_address", limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
@@ -441,7 +441,7 @@ pub async fn serve_on(
         let state = state.clone();
         async move {
             let started = std::time::Instant::now();
-            match state.printer.prepare_proofs(&*state.store).await {
+            match state.printer.prepare_proofs(&state.store).await {
                 Ok(Some((emission, block, origin))) => {
                     tracing::info!(emission, block, ?origin, ms = started.elapsed().as_millis() as u64, "the tree of the block on sale is ready for proofs")
                 }
@@ -576,7 +576,7 @@ const PURGE_ROUND: usize = 1000;
 async fn refresh_keys_forever(state: AppState) {
     loop {
         tokio::time::sleep(printer::KEY_REFRESH).await;
-        if let Err(e) = state.printer.refresh_keys(&*state.store, state.config.clock.now()).await {
+        if let Err(e) = state.printer.refresh_keys(&state.store, state.config.clock.now()).await {
             tracing::error!(error = %e, "re-reading the signing keys failed");
         }
     }

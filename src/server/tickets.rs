@@ -48,7 +48,7 @@ fn balance_cents(balance: Cents) -> Result<i64, ApiError> {
 impl AppState {
     /// A ticket as its owner sees it, with its payload printed.
     async fn view(&self, ticket: TicketRecord) -> Result<TicketView, ApiError> {
-        let payload = self.printer.payload(&*self.store, &ticket).await?;
+        let payload = self.printer.payload(&self.store, &ticket).await?;
         Ok(view(ticket, payload))
     }
 }
@@ -156,7 +156,7 @@ pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): Api
     ))]
 pub async fn proof(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<InclusionProof>, ApiError> {
     let ticket = state.store.ticket(&player.id, &id).await?;
-    Ok(ApiJson(state.printer.proof(&*state.store, &ticket).await?))
+    Ok(ApiJson(state.printer.proof(&state.store, &ticket).await?))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -244,7 +244,7 @@ pub async fn settle_due_forever(state: AppState) {
     let after = state.config.settle_after.as_secs() as i64;
     let clock = &state.config.clock;
     loop {
-        let wait = match store::settle_round(&*state.store, clock.now() - after, SETTLE_BATCHES, || clock.now()).await {
+        let wait = match store::settle_round(&state.store, clock.now() - after, SETTLE_BATCHES, || clock.now()).await {
             Err(e) => {
                 tracing::error!(error = %e, "settling due tickets failed");
                 SETTLE_RETRY

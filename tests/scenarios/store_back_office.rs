@@ -28,36 +28,36 @@ async fn actions(store: &Store) -> Vec<String> {
 
 pub async fn a_suspended_player_can_neither_buy_nor_deposit_until_restored(store: Arc<Store>) {
     let office = &*store;
-    block(&*store, 1, 1, mixed_lots(100)).await;
-    let p = real_player(&*store, "p-suspended", 20).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
+    let p = real_player(&store, "p-suspended", 20).await;
     office.suspend(&p, true, "staff:sam", "fraude présumée", NOW).await.unwrap();
     assert_eq!(office.suspend(&p, true, "staff:sam", "encore", NOW).await, Err(StoreError::AlreadyDone(Already::Suspended)));
     let buy = |key: &str| SaleRequest { now: NOW + 1, limits_required: true, ..sale(&p, key, Mode::Auto, &format!("t-{key}")) };
     assert_eq!(store.sell(buy("k1")).await.map(|s| s.ticket.id), Err(StoreError::Suspended));
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank transfer".into() };
     assert_eq!(store.credit(&p, deposit.clone(), NOW + 1).await, Err(StoreError::Suspended));
-    assert_eq!(balance(&*store, &p).await, Cents::euros(20), "nothing taken");
+    assert_eq!(balance(&store, &p).await, Cents::euros(20), "nothing taken");
     office.suspend(&p, false, "staff:sam", "levée après vérification", NOW + 2).await.unwrap();
     assert!(store.sell(buy("k2")).await.is_ok());
     assert_eq!(office.suspend("nobody", true, "staff:sam", "?", NOW).await, Err(StoreError::NotFound("player")));
-    assert_eq!(actions(&*store).await, ["player_suspended", "player_restored"]);
-    ledger_passes(&*store).await;
+    assert_eq!(actions(&store).await, ["player_suspended", "player_restored"]);
+    ledger_passes(&store).await;
 }
 
 pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<Store>) {
     let office = &*store;
-    block(&*store, 1, 1, mixed_lots(100)).await;
-    let p = real_player(&*store, "p-withdraw", 10).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
+    let p = real_player(&store, "p-withdraw", 10).await;
     let asked = office.ask_withdrawal(&p, Cents::euros(8), NOW).await.unwrap();
     assert_eq!((asked.state, asked.amount), (WithdrawalState::Pending, Cents::euros(8)));
-    assert_eq!(balance(&*store, &p).await, Cents::euros(2), "the amount leaves the wallet at once");
+    assert_eq!(balance(&store, &p).await, Cents::euros(2), "the amount leaves the wallet at once");
     assert_eq!(
         office.ask_withdrawal(&p, Cents::euros(3), NOW).await.map(|w| w.id),
         Err(StoreError::Overdraft { balance: Cents::euros(2), amount: Cents::euros(3) })
     );
     let sold = store.sell(SaleRequest { now: NOW, limits_required: true, ..sale(&p, "k", Mode::Auto, "t-k") }).await;
     assert!(matches!(sold, Err(StoreError::InsufficientFunds { .. })), "what is withdrawn cannot be staked: {sold:?}");
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 
     let second = office.ask_withdrawal(&p, Cents::euros(2), NOW + 1).await.unwrap();
     assert_eq!(office.withdrawals(Some(WithdrawalState::Pending), None, 10).await.unwrap().len(), 2);
@@ -68,20 +68,20 @@ pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<
         Err(StoreError::AlreadyDone(Already::Decided))
     );
     office.decide_withdrawal(second.id, false, "staff:fin", "RIB invalide", NOW + 3).await.unwrap();
-    assert_eq!(balance(&*store, &p).await, Cents::euros(2), "a refused withdrawal comes back to the wallet");
+    assert_eq!(balance(&store, &p).await, Cents::euros(2), "a refused withdrawal comes back to the wallet");
     let mine = office.withdrawals(None, Some(&p), 10).await.unwrap();
     assert_eq!(
         mine.iter().map(|w| (w.state, w.decided_by.clone())).collect::<Vec<_>>(),
         [(WithdrawalState::Paid, Some("staff:fin".into())), (WithdrawalState::Refused, Some("staff:fin".into()))]
     );
     assert_eq!(office.decide_withdrawal(999, true, "staff:fin", "?", NOW).await.map(|w| w.id), Err(StoreError::NotFound("withdrawal")));
-    assert_eq!(actions(&*store).await, ["withdrawal_paid", "withdrawal_refused"]);
-    ledger_passes(&*store).await;
+    assert_eq!(actions(&store).await, ["withdrawal_paid", "withdrawal_refused"]);
+    ledger_passes(&store).await;
 }
 
 /// Finance members racing to pay the same withdrawals: each is paid once.
 pub async fn withdrawals_decided_at_once_are_paid_once(store: Arc<Store>) {
-    let p = real_player(&*store, "p-race", 50).await;
+    let p = real_player(&store, "p-race", 50).await;
     let mut ids = Vec::new();
     for _ in 0..5 {
         ids.push(store.ask_withdrawal(&p, Cents::euros(10), NOW).await.unwrap().id);
@@ -97,29 +97,29 @@ pub async fn withdrawals_decided_at_once_are_paid_once(store: Arc<Store>) {
     assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 5, "{outcomes:?}");
     assert!(outcomes.iter().filter(|o| o.is_err()).all(|o| *o == Err(StoreError::AlreadyDone(Already::Decided))));
     let refused: u64 = store.withdrawals(Some(WithdrawalState::Refused), None, 10).await.unwrap().iter().map(|w| w.amount.0).sum();
-    assert_eq!(balance(&*store, &p).await, Cents(refused));
+    assert_eq!(balance(&store, &p).await, Cents(refused));
     assert_eq!(store.verify_audit_log().await.unwrap(), Ok(5), "five rows, one per decision, chained whatever the order");
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<Store>) {
     let office = &*store;
-    let p = real_player(&*store, "p-adjust", 0).await;
+    let p = real_player(&store, "p-adjust", 0).await;
     let small = office.adjust(&p, 5_000, "geste commercial", "staff:ann", THRESHOLD, NOW).await.unwrap();
     assert_eq!(small.state, AdjustmentState::Applied);
-    assert_eq!(balance(&*store, &p).await, Cents::euros(50));
+    assert_eq!(balance(&store, &p).await, Cents::euros(50));
     let large = office.adjust(&p, 150_000, "erreur de paiement corrigée", "staff:ann", THRESHOLD, NOW + 1).await.unwrap();
     assert_eq!(large.state, AdjustmentState::Pending);
-    assert_eq!(balance(&*store, &p).await, Cents::euros(50), "nothing moves before a second member approves");
+    assert_eq!(balance(&store, &p).await, Cents::euros(50), "nothing moves before a second member approves");
     assert_eq!(office.decide_adjustment(large.id, true, "staff:ann", NOW + 2).await.map(|a| a.id), Err(StoreError::FourEyes));
     let approved = office.decide_adjustment(large.id, true, "staff:bob", NOW + 3).await.unwrap();
     assert_eq!((approved.state, approved.decided_by.as_deref()), (AdjustmentState::Applied, Some("staff:bob")));
-    assert_eq!(balance(&*store, &p).await, Cents::euros(1_550));
+    assert_eq!(balance(&store, &p).await, Cents::euros(1_550));
     assert_eq!(office.decide_adjustment(large.id, true, "staff:cat", NOW + 4).await.map(|a| a.id), Err(StoreError::AlreadyDone(Already::Decided)));
 
     let debit = office.adjust(&p, -2_000, "frais bancaires", "staff:ann", THRESHOLD, NOW + 5).await.unwrap();
     assert_eq!(debit.state, AdjustmentState::Applied);
-    assert_eq!(balance(&*store, &p).await, Cents::euros(1_530));
+    assert_eq!(balance(&store, &p).await, Cents::euros(1_530));
     let too_much = office.adjust(&p, -500_000, "solde", "staff:ann", THRESHOLD, NOW + 6).await.unwrap();
     assert_eq!(
         office.decide_adjustment(too_much.id, true, "staff:bob", NOW + 7).await.map(|a| a.id),
@@ -128,20 +128,20 @@ pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<
     office.decide_adjustment(too_much.id, false, "staff:bob", NOW + 8).await.unwrap();
     assert_eq!(office.adjustments(Some(AdjustmentState::Pending), None, 10).await.unwrap(), []);
     assert_eq!(office.adjust(&p, 0, "rien", "staff:ann", THRESHOLD, NOW).await.map(|a| a.id), Err(StoreError::Invalid("an adjustment of 0 €".into())));
-    let guest = player(&*store, "p-guest", 10).await;
+    let guest = player(&store, "p-guest", 10).await;
     assert!(matches!(office.adjust(&guest, 100, "démo", "staff:ann", THRESHOLD, NOW).await, Err(StoreError::Invalid(_))));
     assert_eq!(
-        actions(&*store).await,
+        actions(&store).await,
         ["adjustment_applied", "adjustment_asked", "adjustment_approved", "adjustment_applied", "adjustment_asked", "adjustment_rejected"]
     );
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 pub async fn a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next(store: Arc<Store>) {
     let office = &*store;
-    block(&*store, 1, 1, mixed_lots(10)).await;
-    block(&*store, 1, 2, mixed_lots(10)).await;
-    let p = player(&*store, "p-blocks", 30).await;
+    block(&store, 1, 1, mixed_lots(10)).await;
+    block(&store, 1, 2, mixed_lots(10)).await;
+    let p = player(&store, "p-blocks", 30).await;
     let first = store.sell(sale(&p, "k1", Mode::Auto, "t-1")).await.unwrap();
     assert_eq!(first.ticket.serial.block, 1);
     office.withdraw_block(1, 1, "staff:adm", "défaut d'impression", NOW).await.unwrap();
@@ -155,7 +155,7 @@ pub async fn a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next(store
     assert_eq!(store.sell(sale(&p, "k3", Mode::Auto, "t-3")).await.map(|s| s.ticket.id), Err(StoreError::SoldOut));
     // A ticket bought before is still played and paid.
     store.complete(&p, "t-1", NOW + 1).await.unwrap();
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 pub async fn staff_are_unique_and_their_sessions_expire(store: Arc<Store>) {
@@ -184,7 +184,7 @@ pub async fn staff_are_unique_and_their_sessions_expire(store: Arc<Store>) {
 /// dropped (as someone with the database's keys could) is named by `verify`.
 pub async fn the_audit_log_is_append_only_and_a_rewritten_row_is_found(backend: &Backend) {
     let store = &*backend.store;
-    let office = &*store;
+    let office = store;
     for name in ["ann", "bob", "cat", "dan"] {
         office.add_staff(staff(name, Role::Support), "cli:root", NOW).await.unwrap();
     }
@@ -203,11 +203,11 @@ pub async fn the_audit_log_is_append_only_and_a_rewritten_row_is_found(backend: 
 
 pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<Store>) {
     let office = &*store;
-    block(&*store, 1, 1, mixed_lots(100)).await;
-    let p = real_player(&*store, "p-close", 37).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
+    let p = real_player(&store, "p-close", 37).await;
     let pending = office.ask_withdrawal(&p, Cents::euros(7), NOW).await.unwrap();
     assert_eq!(office.close_account(&p, "staff:fin", "demande du joueur", NOW + 1).await, Ok(Cents::euros(30)));
-    assert_eq!(balance(&*store, &p).await, Cents::ZERO);
+    assert_eq!(balance(&store, &p).await, Cents::ZERO);
     assert_eq!(office.close_account(&p, "staff:fin", "encore", NOW + 2).await, Err(StoreError::AlreadyDone(Already::Closed)));
     let sold = store.sell(SaleRequest { now: NOW + 3, limits_required: true, ..sale(&p, "k", Mode::Auto, "t-k") }).await;
     assert!(
@@ -217,10 +217,10 @@ pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<
     assert!(store.standing(&p, NOW + 3).await.unwrap().paused.is_some());
     // A withdrawal asked before is still paid.
     office.decide_withdrawal(pending.id, true, "staff:fin", "virement", NOW + 4).await.unwrap();
-    assert_eq!(actions(&*store).await, ["account_closed", "withdrawal_paid"]);
+    assert_eq!(actions(&store).await, ["account_closed", "withdrawal_paid"]);
     assert!(store.responsible_events(&p, 0).await.unwrap().iter().any(|e| e.kind == "closed_by_operator"));
     assert_eq!(office.close_account("nobody", "staff:fin", "?", NOW).await, Err(StoreError::NotFound("player")));
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 /// Random activity over five days (a seeded generator: each run the same, each seed another week):
@@ -230,13 +230,13 @@ pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equ
     use rand::{Rng, SeedableRng};
     const DAY: i64 = 86_400;
     let office = &*store;
-    block(&*store, 1, 1, mixed_lots(400)).await;
-    block(&*store, 1, 2, mixed_lots(400)).await;
+    block(&store, 1, 1, mixed_lots(400)).await;
+    block(&store, 1, 2, mixed_lots(400)).await;
     let start = NOW - NOW % DAY + DAY;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
     let mut players = Vec::new();
     for i in 0..6 {
-        players.push(real_player(&*store, &format!("p-week-{i}"), 0).await);
+        players.push(real_player(&store, &format!("p-week-{i}"), 0).await);
     }
     let (mut sold, mut open, mut pending) = (Vec::new(), Vec::new(), Vec::new());
     // What the week moved, by category, as the test made it: [deposits, withdrawals, adjustments].
@@ -301,11 +301,11 @@ pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equ
         }
     }
     for p in &players {
-        assert_eq!(last_closing[p], balance(&*store, p).await.0 as i64, "{p}: the last day closes on the balance");
+        assert_eq!(last_closing[p], balance(&store, p).await.0 as i64, "{p}: the last day closes on the balance");
     }
     assert_eq!(staked, 300 * sold.len() as i64, "the summaries' stakes are the tickets sold");
     assert_eq!(summed, made, "each move in its column: deposits, withdrawals (less those refused), adjustments");
-    let report = ledger_passes(&*store).await;
+    let report = ledger_passes(&store).await;
     for b in &report.blocks {
         let of_block: Vec<&(u32, Cents)> = sold.iter().filter(|(n, _)| *n == b.block).collect();
         assert_eq!((b.sold, b.stakes_balance), (of_block.len() as u64, 300 * of_block.len() as i64));

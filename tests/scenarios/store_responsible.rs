@@ -20,9 +20,9 @@ async fn kinds(store: &Store, player: &str) -> Vec<String> {
 }
 
 pub async fn a_raise_waits_48_hours_and_applies_only_once_confirmed(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(100)).await;
-    let p = player(&*store, "p-raise", 0).await;
-    weekly_limits(&*store, &p, 30).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
+    let p = player(&store, "p-raise", 0).await;
+    weekly_limits(&store, &p, 30).await;
     assert_eq!(store.change_limit(&p, Flow::Stake, Span::Week, Some(Cents::euros(60)), NOW).await, Ok(ChangeKind::Raise));
     let standing = store.standing(&p, NOW).await.unwrap();
     let week = standing.limits.iter().find(|l| l.flow == Flow::Stake && l.span == Span::Week).unwrap();
@@ -40,7 +40,7 @@ pub async fn a_raise_waits_48_hours_and_applies_only_once_confirmed(store: Arc<S
     // Lowering is at once, and a removal waits like a raise.
     assert_eq!(store.change_limit(&p, Flow::Stake, Span::Week, Some(Cents::euros(9)), NOW + 49 * HOUR).await, Ok(ChangeKind::AtOnce));
     assert_eq!(store.change_limit(&p, Flow::Deposit, Span::Week, None, NOW + 49 * HOUR).await, Ok(ChangeKind::Raise));
-    assert_eq!(kinds(&*store, &p).await, ["limit_set", "limit_set", "raise_asked", "raise_confirmed", "limit_lowered", "raise_asked"]);
+    assert_eq!(kinds(&store, &p).await, ["limit_set", "limit_set", "raise_asked", "raise_confirmed", "limit_lowered", "raise_asked"]);
     store.credit(&p, cash(20), NOW + 49 * HOUR).await.unwrap();
     let sold = (0..5).map(|i| store.sell(at(&p, &format!("k{i}"), NOW + 49 * HOUR)));
     let sold: Vec<_> = futures_in_order(sold).await;
@@ -57,8 +57,8 @@ async fn futures_in_order<T>(futures: impl Iterator<Item = impl std::future::Fut
 }
 
 pub async fn an_unconfirmed_raise_lapses(store: Arc<Store>) {
-    let p = player(&*store, "p-lapse", 0).await;
-    weekly_limits(&*store, &p, 30).await;
+    let p = player(&store, "p-lapse", 0).await;
+    weekly_limits(&store, &p, 30).await;
     store.change_limit(&p, Flow::Deposit, Span::Week, Some(Cents::euros(100)), NOW).await.unwrap();
     let lapses_at = NOW + 48 * HOUR + 7 * DAY;
     assert_eq!(store.lapse_raises(lapses_at - 1).await, Ok(0));
@@ -77,8 +77,8 @@ pub async fn an_unconfirmed_raise_lapses(store: Arc<Store>) {
 /// pending (on both engines: the one `DELETE … RETURNING` that takes it away decides).
 pub async fn a_raise_confirmed_twice_at_once_applies_once(store: Arc<Store>) {
     for round in 0..10 {
-        let p = player(&*store, &format!("p-twice-{round}"), 0).await;
-        weekly_limits(&*store, &p, 30).await;
+        let p = player(&store, &format!("p-twice-{round}"), 0).await;
+        weekly_limits(&store, &p, 30).await;
         assert_eq!(store.change_limit(&p, Flow::Stake, Span::Week, Some(Cents::euros(60)), NOW).await, Ok(ChangeKind::Raise));
         let confirm = || {
             let (store, p) = (store.clone(), p.clone());
@@ -88,7 +88,7 @@ pub async fn a_raise_confirmed_twice_at_once_applies_once(store: Arc<Store>) {
         let mut outcomes = vec![a.await.unwrap(), b.await.unwrap()];
         outcomes.sort_by_key(|o| o.is_err());
         assert_eq!(outcomes, [Ok(()), Err(StoreError::NoRaisePending)], "round {round}");
-        assert_eq!(kinds(&*store, &p).await.iter().filter(|k| *k == "raise_confirmed").count(), 1);
+        assert_eq!(kinds(&store, &p).await.iter().filter(|k| *k == "raise_confirmed").count(), 1);
     }
 }
 
@@ -96,8 +96,8 @@ pub async fn a_raise_confirmed_twice_at_once_applies_once(store: Arc<Store>) {
 pub async fn lapses_racing_take_each_raise_once(store: Arc<Store>) {
     let raises = 12;
     for n in 0..raises {
-        let p = player(&*store, &format!("p-lapsing-{n}"), 0).await;
-        weekly_limits(&*store, &p, 30).await;
+        let p = player(&store, &format!("p-lapsing-{n}"), 0).await;
+        weekly_limits(&store, &p, 30).await;
         store.change_limit(&p, Flow::Deposit, Span::Week, Some(Cents::euros(100)), NOW).await.unwrap();
     }
     let later = NOW + 48 * HOUR + 7 * DAY + 60;
@@ -116,9 +116,9 @@ pub async fn lapses_racing_take_each_raise_once(store: Arc<Store>) {
 }
 
 pub async fn a_rolling_window_frees_a_stake_exactly_one_window_later(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(100)).await;
-    let p = player(&*store, "p-window", 0).await;
-    weekly_limits(&*store, &p, 1_000).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
+    let p = player(&store, "p-window", 0).await;
+    weekly_limits(&store, &p, 1_000).await;
     store.change_limit(&p, Flow::Stake, Span::Day, Some(Cents::euros(6)), NOW).await.unwrap();
     store.credit(&p, cash(100), NOW).await.unwrap();
     store.sell(at(&p, "a", NOW + 10 * HOUR)).await.unwrap();
@@ -132,13 +132,13 @@ pub async fn a_rolling_window_frees_a_stake_exactly_one_window_later(store: Arc<
     store.sell(at(&p, "d", NOW + 35 * HOUR)).await.unwrap();
     let day = store.standing(&p, NOW + 35 * HOUR).await.unwrap().limits.into_iter().find(|l| l.flow == Flow::Stake && l.span == Span::Day).unwrap();
     assert_eq!((day.used_cents, day.left_cents, day.next_frees_at), (600, Some(0), Some(NOW + 58 * HOUR)));
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 pub async fn a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(400)).await;
-    let p = player(&*store, "p-limit", 0).await;
-    weekly_limits(&*store, &p, 10).await;
+    block(&store, 1, 1, mixed_lots(400)).await;
+    let p = player(&store, "p-limit", 0).await;
+    weekly_limits(&store, &p, 10).await;
     store.credit(&p, cash(10), NOW).await.unwrap();
     store.credit(&p, cash(20), NOW).await.expect_err("10 € a week of deposits");
     let mut racing = JoinSet::new();
@@ -150,13 +150,13 @@ pub async fn a_hundred_purchases_at_once_against_a_ten_euro_limit_sell_three(sto
     let sold = results.iter().filter(|r| r.is_ok()).count();
     let limited = results.iter().filter(|r| matches!(r, Err(StoreError::LimitReached(l)) if l.left_cents == 100 && l.span == Span::Week)).count();
     assert_eq!((sold, limited), (3, 97), "{results:?}");
-    assert_eq!(balance(&*store, &p).await, Cents::euros(1));
-    ledger_passes(&*store).await;
+    assert_eq!(balance(&store, &p).await, Cents::euros(1));
+    ledger_passes(&store).await;
 }
 
 pub async fn credits_racing_against_a_deposit_limit(store: Arc<Store>) {
-    let p = player(&*store, "p-deposits", 0).await;
-    weekly_limits(&*store, &p, 50).await;
+    let p = player(&store, "p-deposits", 0).await;
+    weekly_limits(&store, &p, 50).await;
     let mut racing = JoinSet::new();
     for _ in 0..20 {
         let (store, p) = (store.clone(), p.clone());
@@ -167,14 +167,14 @@ pub async fn credits_racing_against_a_deposit_limit(store: Arc<Store>) {
     let limited =
         results.iter().filter(|r| matches!(r, Err(StoreError::LimitReached(l)) if l.flow == Flow::Deposit && l.frees_at == Some(NOW + 7 * DAY))).count();
     assert_eq!((credited, limited), (5, 15), "{results:?}");
-    assert_eq!(balance(&*store, &p).await, Cents::euros(50));
-    ledger_passes(&*store).await;
+    assert_eq!(balance(&store, &p).await, Cents::euros(50));
+    ledger_passes(&store).await;
 }
 
 pub async fn an_exclusion_ends_sessions_refuses_play_and_nothing_lifts_it(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(100)).await;
-    let p = player(&*store, "p-excluded", 0).await;
-    weekly_limits(&*store, &p, 1_000).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
+    let p = player(&store, "p-excluded", 0).await;
+    weekly_limits(&store, &p, 1_000).await;
     store.credit(&p, cash(30), NOW).await.unwrap();
     let bought = store.sell(at(&p, "before", NOW)).await.unwrap().ticket;
     store.create_session("s1", &p, NOW, NOW + DAY).await.unwrap();
@@ -196,45 +196,45 @@ pub async fn an_exclusion_ends_sessions_refuses_play_and_nothing_lifts_it(store:
     let completed = store.complete(&p, &bought.id, NOW + 300).await.unwrap();
     assert_eq!(completed.balance, Cents::euros(27) + bought.lot);
     store.sell(at(&p, "after", until)).await.expect("it ends at its second");
-    ledger_passes(&*store).await;
+    ledger_passes(&store).await;
 }
 
 pub async fn a_due_reality_check_is_recorded_and_acknowledged(store: Arc<Store>) {
-    let p = player(&*store, "p-reality", 0).await;
+    let p = player(&store, "p-reality", 0).await;
     store.create_session("s", &p, NOW, NOW + DAY).await.unwrap();
     assert_eq!(store.session("s", NOW).await.unwrap().unwrap().reality_due_at, NOW + HOUR, "every 60 minutes by default");
     store.reality_check_shown("s", NOW + HOUR - 1).await.unwrap();
-    assert!(kinds(&*store, &p).await.is_empty(), "not due yet: nothing shown");
+    assert!(kinds(&store, &p).await.is_empty(), "not due yet: nothing shown");
     store.reality_check_shown("s", NOW + HOUR).await.unwrap();
     store.reality_check_shown("s", NOW + HOUR + 5).await.unwrap();
     store.acknowledge_reality_check("s", NOW + HOUR + 30).await.unwrap();
     assert_eq!(store.session("s", NOW + HOUR + 30).await.unwrap().unwrap().reality_due_at, NOW + 2 * HOUR + 30);
     store.set_reality_interval(&p, 15, NOW + HOUR + 60).await.unwrap();
     assert_eq!(store.session("s", NOW + HOUR + 60).await.unwrap().unwrap().reality_due_at, NOW + HOUR + 60 + 15 * 60, "a shorter interval at once");
-    assert_eq!(kinds(&*store, &p).await, ["reality_check_shown", "reality_check_acknowledged", "reality_interval_set"], "shown once per due time");
+    assert_eq!(kinds(&store, &p).await, ["reality_check_shown", "reality_check_acknowledged", "reality_interval_set"], "shown once per due time");
 }
 
 pub async fn a_ban_file_import_closes_an_account_and_pays_its_balance_out(store: Arc<Store>) {
-    block(&*store, 1, 1, mixed_lots(100)).await;
+    block(&store, 1, 1, mixed_lots(100)).await;
     let identity = Identity { first_name: "Anne".into(), last_name: "Interdite".into(), birth_date: "1980-05-06".into() };
     let new = NewPlayer { id: "p-banned".into(), name: None, password_hash: None, guest: false, identity: Some(identity.clone()), opening_credit: None };
     let p = store.create_player(new.clone(), NOW).await.unwrap().id;
-    let other = player(&*store, "p-other", 0).await;
-    weekly_limits(&*store, &p, 1_000).await;
+    let other = player(&store, "p-other", 0).await;
+    weekly_limits(&store, &p, 1_000).await;
     store.credit(&p, cash(40), NOW).await.unwrap();
     store.sell(at(&p, "k", NOW)).await.unwrap();
     store.create_session("s", &p, NOW, NOW + DAY).await.unwrap();
     let listed = Identity { first_name: "ANNE".into(), last_name: "interdite".into(), birth_date: "1980-05-06".into() };
     let closed = store.import_bans(vec![listed.key(), "someone|else|1970-01-01".into()], NOW + 60).await.unwrap();
     assert_eq!(closed, vec![(p.clone(), Cents::euros(37))]);
-    assert_eq!(balance(&*store, &p).await, Cents::ZERO);
+    assert_eq!(balance(&store, &p).await, Cents::ZERO);
     assert_eq!(store.session("s", NOW + 61).await.unwrap(), None);
     assert!(matches!(store.sell(at(&p, "k2", NOW + 120)).await, Err(StoreError::Paused(Pause { kind: PauseKind::Closed, .. }))));
     assert_eq!(store.import_bans(vec![listed.key()], NOW + 120).await.unwrap(), vec![], "closed once");
     let again = NewPlayer { id: "p-banned-again".into(), ..new };
     assert_eq!(store.create_player(again, NOW + 180).await, Err(StoreError::Banned));
-    assert!(kinds(&*store, &p).await.ends_with(&["closed".to_owned(), "ban_file_match".to_owned()]));
-    assert!(kinds(&*store, &other).await.is_empty());
-    let report = ledger_passes(&*store).await;
+    assert!(kinds(&store, &p).await.ends_with(&["closed".to_owned(), "ban_file_match".to_owned()]));
+    assert!(kinds(&store, &other).await.is_empty());
+    let report = ledger_passes(&store).await;
     assert_eq!(report.blocks[0].sold, 1);
 }

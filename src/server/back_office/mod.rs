@@ -320,7 +320,7 @@ async fn player(State(office): State<Office>, member: Member, Path(id): Path<Str
 async fn ticket(State(office): State<Office>, member: Member, Path((id, ticket)): Path<(String, String)>) -> Result<maud::Markup, Refusal> {
     member.may(Power::Read)?;
     let record = office.app.store.ticket(&id, &ticket).await?;
-    let zones = office.app.printer.zones(&*office.app.store, &record).await.map_err(Refusal::from)?;
+    let zones = office.app.printer.zones(&office.app.store, &record).await.map_err(Refusal::from)?;
     Ok(pages::ticket(&member.0, &record, &zones))
 }
 

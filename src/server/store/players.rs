@@ -105,7 +105,7 @@ impl Store {
     /// books still balance.
     pub async fn purge(&self, now: i64, stale_before: i64, limit: usize) -> Result<PurgeReport, StoreError> {
         let sessions =
-            self.write(now, |tx, now| Box::pin(async move { Ok(tx.execute("DELETE FROM sessions WHERE expires_at <= $1", &[(*now).into()]).await?) })).await?;
+            self.write(now, |tx, now| Box::pin(async move { tx.execute("DELETE FROM sessions WHERE expires_at <= $1", &[(*now).into()]).await })).await?;
         let limit = i64::try_from(limit).map_err(|e| StoreError::Backend(e.to_string()))?;
         let stale: Vec<String> = self
             .read((stale_before, limit), |tx, (before, limit)| {
