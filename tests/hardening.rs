@@ -454,9 +454,11 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
         median(&calm),
         calm.last().unwrap()
     );
-    // Every request answered (above); and not made to wait for the attacker's connections: a generous
-    // ratio against the same requests before the attack, in this same run.
-    assert!(median(&attacked) < median(&calm) * 10 + Duration::from_millis(20), "{attacked:?} against {calm:?}");
+    // Every request answered (above), and none made to wait for a place the attacker held: without the
+    // cap per address, a connection waits for the attacker's silent ones to time out (the header
+    // timeout). The attack's own load on the two cores slows them all, which the figures above show.
+    let header = Duration::from_secs(HEADER_TIMEOUT);
+    assert!(*attacked.last().unwrap() < header / 2, "{attacked:?} against {calm:?}");
 }
 
 #[tokio::test]
