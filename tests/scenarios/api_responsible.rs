@@ -49,7 +49,7 @@ async fn real_money_asks_an_adults_identity_then_limits_before_any_money_and_enf
     let s = real_money_server(hand.clock()).await;
     let t0 = hand.clock().now();
     let (status, body) = s.register(json!({ "name": "alice", "password": "correct horse" })).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")), "real money needs an identity: {body}");
+    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_identity")), "real money needs an identity: {body}");
     let seventeen = time::OffsetDateTime::from_unix_timestamp(t0 - 17 * 365 * DAY).unwrap().date().to_string();
     let mut minor = adult("alice");
     minor["birth_date"] = json!(seventeen);
