@@ -37,8 +37,16 @@ use tokio::task::JoinSet;
 
 const PLAYERS: usize = 500;
 /// The server's limits per client, out of the way of a load that comes from one address.
-const OUT_OF_THE_WAY: [&str; 8] =
-    ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
+const OUT_OF_THE_WAY: [&str; 8] = [
+    "--auth-burst",
+    "100000",
+    "--auth-per-minute",
+    "100000",
+    "--max-connections-per-client",
+    "100000",
+    "--new-connections-per-second",
+    "100000",
+];
 const TARGET_RATE: f64 = 5_000.0;
 const TARGET_P99: Duration = Duration::from_millis(25);
 const HEAVY_TICKETS: usize = 20_000;
@@ -67,7 +75,16 @@ impl Load {
     /// A new player who has bought `HEAVY_TICKETS` tickets and finished none: its token and id.
     async fn heavy_player(self: &Arc<Self>) -> (String, String) {
         let token = self.guest().await;
-        let me: Value = self.http.get(format!("{}/api/me", self.base)).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+        let me: Value = self
+            .http
+            .get(format!("{}/api/me", self.base))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         self.top_up(&token, HEAVY_TICKETS * 3 / 100 + 10).await;
         let mut buying = JoinSet::new();
         for lane in 0..64 {
@@ -89,18 +106,40 @@ const BESIDE_PAIRS: usize = 3;
 
 /// The operator's commands run beside the server, one after the other with a second between, until
 /// `stop`: each one's time, and those that failed with why.
-fn operator_commands(data: &std::path::Path, player: &str, stop: &std::sync::atomic::AtomicBool) -> (Vec<(&'static str, Duration)>, Vec<String>) {
+fn operator_commands(
+    data: &std::path::Path,
+    player: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) -> (Vec<(&'static str, Duration)>, Vec<String>) {
     let (mut timed, mut failed) = (Vec::new(), Vec::new());
     let commands: [(&str, Vec<&str>); 2] = [
         ("ledger check", vec!["ledger", "check"]),
-        ("wallet credit", vec!["wallet", "credit", "--player", player, "--amount", "1.00", "--reason", "bench: the operator beside the server"]),
+        (
+            "wallet credit",
+            vec![
+                "wallet",
+                "credit",
+                "--player",
+                player,
+                "--amount",
+                "1.00",
+                "--reason",
+                "bench: the operator beside the server",
+            ],
+        ),
     ];
     for (name, args) in commands.iter().cycle() {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
         let started = Instant::now();
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_vegas")).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().unwrap();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_vegas"))
+            .arg("--data")
+            .arg(data)
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
         timed.push((*name, started.elapsed()));
         if !output.status.success() {
             failed.push(format!("{name}: {}", String::from_utf8_lossy(&output.stderr).trim()));
@@ -117,14 +156,16 @@ async fn beside_operator(load: &Arc<Load>, tokens: &[String], data: &std::path::
     let mut clean = true;
     for pair in 0..BESIDE_PAIRS {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let quiet = paced_for(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("p-quiet-{pair}"), BESIDE_RUN).await;
+        let quiet =
+            paced_for(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("p-quiet-{pair}"), BESIDE_RUN).await;
         tokio::time::sleep(Duration::from_secs(2)).await;
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let operator = {
             let (data, player, stop) = (data.to_owned(), player.to_owned(), stop.clone());
             tokio::task::spawn_blocking(move || operator_commands(&data, &player, &stop))
         };
-        let busy = paced_for(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("p-operator-{pair}"), BESIDE_RUN).await;
+        let busy =
+            paced_for(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("p-operator-{pair}"), BESIDE_RUN).await;
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let (timed, failed) = operator.await.unwrap();
         let difference = busy.percentile(0.99).as_secs_f64() - quiet.percentile(0.99).as_secs_f64();
@@ -132,7 +173,8 @@ async fn beside_operator(load: &Arc<Load>, tokens: &[String], data: &std::path::
         println!("  {:<48} {}", "same, the operator's commands beside", busy.line());
         let slowest = |name: &str| timed.iter().filter(|(n, _)| *n == name).map(|(_, t)| *t).max().unwrap_or_default();
         println!(
-            "    {} commands ({} failed), slowest ledger check {}, slowest wallet credit {}; p99 {:+.1} ms against the run before",
+            "    {} commands ({} failed), slowest ledger check {}, slowest wallet credit {}; p99 {:+.1} ms against the \
+                run before",
             timed.len(),
             failed.len(),
             ms(slowest("ledger check")),
@@ -147,7 +189,8 @@ async fn beside_operator(load: &Arc<Load>, tokens: &[String], data: &std::path::
     }
     let median_added = median(added);
     println!(
-        "  ledger check and wallet credit beside the server, p99 added (median of {BESIDE_PAIRS} pairs): {:+.1} ms, every command and purchase answered: {} (target < 10 ms: {})",
+        "  ledger check and wallet credit beside the server, p99 added (median of {BESIDE_PAIRS} pairs): {:+.1} ms, \
+            every command and purchase answered: {} (target < 10 ms: {})",
         median_added * 1000.0,
         if clean { "yes" } else { "NO" },
         verdict(median_added < 0.010 && clean)
@@ -233,7 +276,8 @@ fn wrk(base: &str, connections: usize, seconds: u64, script: Option<(&std::path:
     let output = command.output().expect("wrk is installed (make bench-server installs it)");
     let report = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "wrk failed: {report}{}", String::from_utf8_lossy(&output.stderr));
-    let field = |prefix: &str| report.lines().map(str::trim).find_map(|l| l.strip_prefix(prefix)).map(str::trim).unwrap_or("0");
+    let field =
+        |prefix: &str| report.lines().map(str::trim).find_map(|l| l.strip_prefix(prefix)).map(str::trim).unwrap_or("0");
     let duration = |text: &str| {
         let (number, unit) = text.split_at(text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len()));
         let number: f64 = number.parse().unwrap_or(0.0);
@@ -263,7 +307,8 @@ fn unix_now() -> i64 {
 /// Tickets of `player` not yet credited, read from the store's file.
 fn unsettled(data: &std::path::Path, player: &str) -> i64 {
     let conn = rusqlite::Connection::open(data.join("vegas.sqlite3")).unwrap();
-    conn.query_row("SELECT COUNT(*) FROM tickets WHERE player_id = ?1 AND credited_at IS NULL", [player], |r| r.get(0)).unwrap()
+    conn.query_row("SELECT COUNT(*) FROM tickets WHERE player_id = ?1 AND credited_at IS NULL", [player], |r| r.get(0))
+        .unwrap()
 }
 
 /// Three paced runs, each from a quiet server (what the run before queued up is not charged to it):
@@ -276,7 +321,11 @@ async fn median_paced(load: &Arc<Load>, tokens: &[String], pid: u32, what: &str,
         let run = paced(std::slice::from_ref(load), tokens, TARGET_RATE, &format!("{label}-{round}")).await;
         let cores = (cpu_seconds(pid) - cpu) / run.elapsed.as_secs_f64();
         let load_cores = (cpu_seconds(std::process::id()) - own) / run.elapsed.as_secs_f64();
-        println!("  {:<48} {}  server {cores:.2} cores, load {load_cores:.2}", format!("paced at 5 000/s, {what} ({round})"), run.line());
+        println!(
+            "  {:<48} {}  server {cores:.2} cores, load {load_cores:.2}",
+            format!("paced at 5 000/s, {what} ({round})"),
+            run.line()
+        );
         runs.push(run);
     }
     runs.sort_by_key(|run| run.percentile(0.99));
@@ -294,7 +343,14 @@ async fn limit_every_player(load: &Arc<Load>, tokens: &[String]) {
             for flow in ["stake", "deposit"] {
                 for span in ["day", "week", "month"] {
                     let limit = serde_json::json!({ "flow": flow, "span": span, "amount_cents": 10_000_000 });
-                    let r = load.http.put(format!("{}/api/responsible/limits", load.base)).bearer_auth(&token).json(&limit).send().await.unwrap();
+                    let r = load
+                        .http
+                        .put(format!("{}/api/responsible/limits", load.base))
+                        .bearer_auth(&token)
+                        .json(&limit)
+                        .send()
+                        .await
+                        .unwrap();
                     assert_eq!(r.status(), StatusCode::OK);
                 }
             }
@@ -324,7 +380,9 @@ fn closed_loop(servers: &[ServerProcess], connections: usize, files: &[std::path
             .enumerate()
             .map(|(i, (server, file))| {
                 let prefix = format!("{label}-{i}");
-                scope.spawn(move || wrk(&server.base(), connections / servers.len(), RUN.as_secs(), Some((file, &prefix))))
+                scope.spawn(move || {
+                    wrk(&server.base(), connections / servers.len(), RUN.as_secs(), Some((file, &prefix)))
+                })
             })
             .collect();
         Wrk::together(runs.into_iter().map(|r| r.join().unwrap()).collect())
@@ -333,7 +391,10 @@ fn closed_loop(servers: &[ServerProcess], connections: usize, files: &[std::path
 
 /// The same load through 1 and then 2 instances sharing one PostgreSQL database.
 fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &Wrk, sqlite_paced: &Run) {
-    println!("PostgreSQL (the cluster of `make bench-server`: fsync and synchronous_commit on, so every answered purchase is durable)");
+    println!(
+        "PostgreSQL (the cluster of `make bench-server`: fsync and synchronous_commit on, so every answered purchase \
+            is durable)"
+    );
     println!("  {:<48} {}", "SQLite, 500 players, closed loop (above)", sqlite_closed.line());
     println!("  {:<48} {}", "SQLite, paced at 5 000/s (above)", sqlite_paced.line());
     let mut through_two = 0.0;
@@ -348,8 +409,11 @@ fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &
         });
         let dir = private_dir();
         vegas(dir.path(), &["--database", &database, "emission", "create", "--blocks", "1"]);
-        let servers: Vec<ServerProcess> =
-            (0..instances).map(|_| ServerProcess::start(dir.path(), &[&OUT_OF_THE_WAY[..], &["--demo", "--database", &database]].concat())).collect();
+        let servers: Vec<ServerProcess> = (0..instances)
+            .map(|_| {
+                ServerProcess::start(dir.path(), &[&OUT_OF_THE_WAY[..], &["--demo", "--database", &database]].concat())
+            })
+            .collect();
         let loads: Vec<Arc<Load>> = servers.iter().map(|s| Arc::new(Load::new(s))).collect();
         let tokens = runtime.block_on(players(&loads[0], PLAYERS, |_| 10));
         let files = token_files(dir.path(), "pg", &tokens, instances);
@@ -358,12 +422,16 @@ fn postgres(admin_url: &str, runtime: &tokio::runtime::Runtime, sqlite_closed: &
         let paced_run = runtime.block_on(paced(&loads, &tokens, 2_000.0, &format!("pgp{instances}")));
         println!("  {:<48} {}", format!("{instances} instance(s), 500 players paced at 2 000/s"), paced_run.line());
         if instances == 2 {
-            through_two = closed.rate.max(paced_run.rate()) * f64::from(u8::from(closed.failed == 0 && paced_run.errors == 0));
+            through_two =
+                closed.rate.max(paced_run.rate()) * f64::from(u8::from(closed.failed == 0 && paced_run.errors == 0));
         }
         drop(servers);
         vegas(dir.path(), &["--database", &database, "ledger", "check"]);
     }
-    println!("  target, ≥ 2 000 durable purchases/s through 2 instances: {} ({through_two:.0}/s); ledger checks passed", verdict(through_two >= 2_000.0));
+    println!(
+        "  target, ≥ 2 000 durable purchases/s through 2 instances: {} ({through_two:.0}/s); ledger checks passed",
+        verdict(through_two >= 2_000.0)
+    );
 }
 
 fn verdict(met: bool) -> &'static str {
@@ -374,12 +442,18 @@ fn main() {
     let dir = private_dir();
     let data = dir.path();
     vegas(data, &["emission", "create", "--blocks", "2"]);
-    let mut server = ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", &SETTLE_AFTER.to_string()]].concat());
+    let mut server = ServerProcess::start(
+        data,
+        &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", &SETTLE_AFTER.to_string()]].concat(),
+    );
     // The load runs on one thread, so that the server has the rest of the machine.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (sqlite_closed, sqlite_paced) = runtime.block_on(async {
         let load = Arc::new(Load::new(&server));
-        println!("server load benchmark: `vegas serve` on loopback, SQLite with synchronous=FULL (every answered purchase is durable)");
+        println!(
+            "server load benchmark: `vegas serve` on loopback, SQLite with synchronous=FULL (every answered \
+            purchase is durable)"
+        );
         println!("  setting up {PLAYERS} players and {SETTLE_PAIRS} with {HEAVY_TICKETS} tickets each…");
         // Enough for every run: the operator's pairs alone buy 600 tickets a player.
         let tokens = players(&load, PLAYERS, |p| if p < 50 { 185 } else { 120 }).await;
@@ -391,7 +465,8 @@ fn main() {
         let (heavy, _) = heavy_players[0].clone();
 
         let pid = server.pid();
-        let (tokens50, tokens500) = (token_files(data, "50", &tokens[..50], 1).remove(0), token_files(data, "500", &tokens, 1).remove(0));
+        let (tokens50, tokens500) =
+            (token_files(data, "50", &tokens[..50], 1).remove(0), token_files(data, "500", &tokens, 1).remove(0));
         let closed = |label: &str, connections: usize, script: Option<(&std::path::Path, &str)>| {
             let cpu = cpu_seconds(pid);
             let seconds = if script.is_some() { RUN.as_secs() } else { 3 };
@@ -410,7 +485,11 @@ fn main() {
         let heavy_tokens: Vec<String> = heavy_players.iter().map(|(token, _)| token.clone()).collect();
         limit_every_player(&load, &[tokens.clone(), heavy_tokens].concat()).await;
         let limited = median_paced(&load, &tokens, pid, "limits on every player", "p2").await;
-        println!("  paced p99, the median run: {} without limits, {} with limits on every player", ms(steady.percentile(0.99)), ms(limited.percentile(0.99)));
+        println!(
+            "  paced p99, the median run: {} without limits, {} with limits on every player",
+            ms(steady.percentile(0.99)),
+            ms(limited.percentile(0.99))
+        );
         println!(
             "  purchases/s ÷ healthz/s: {:.1} % (50 players), {:.1} % (500 players)",
             100.0 * closed50.rate / health.rate,
@@ -436,20 +515,36 @@ fn main() {
             server.restart();
             load = Arc::new(Load::new(&server));
             paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-warm-cold-{pair}"), WARM_UP).await;
-            let cold = paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-cold-{pair}"), SETTLE_RUN).await;
-            println!("  {:<48} {}", format!("same, restarted, nothing due ({:.0} s)", cold.elapsed.as_secs_f64()), cold.line());
+            let cold =
+                paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-cold-{pair}"), SETTLE_RUN)
+                    .await;
+            println!(
+                "  {:<48} {}",
+                format!(
+                    "same, restarted, nothing due ({:.0} \
+                s)",
+                    cold.elapsed.as_secs_f64()
+                ),
+                cold.line()
+            );
             // This player's tickets fall due `DUE_IN` from now: the server finds them at its next start.
             server.kill();
             let due_at = Instant::now() + DUE_IN;
             let sold_at = unix_now() + DUE_IN.as_secs() as i64 - SETTLE_AFTER;
             let conn = rusqlite::Connection::open(data.join("vegas.sqlite3")).unwrap();
-            conn.execute("UPDATE tickets SET sold_at = ?1 WHERE player_id = ?2", rusqlite::params![sold_at, heavy_id]).unwrap();
+            conn.execute(
+                "UPDATE tickets SET sold_at = ?1 WHERE player_id = \
+                ?2",
+                rusqlite::params![sold_at, heavy_id],
+            )
+            .unwrap();
             drop(conn);
             let due = unsettled(data, heavy_id);
             server.restart();
             load = Arc::new(Load::new(&server));
             let pid = server.pid();
-            paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-warm-settle-{pair}"), WARM_UP).await;
+            paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-warm-settle-{pair}"), WARM_UP)
+                .await;
             // The settler paces itself (a batch, a breath): the run lasts long enough for all of it.
             let run_ends = Instant::now() + SETTLE_RUN;
             let watch = {
@@ -462,7 +557,9 @@ fn main() {
                 })
             };
             let cpu = cpu_seconds(pid);
-            let settling = paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-settle-{pair}"), SETTLE_RUN).await;
+            let settling =
+                paced_for(std::slice::from_ref(&load), &tokens, TARGET_RATE, &format!("p-settle-{pair}"), SETTLE_RUN)
+                    .await;
             let cores = (cpu_seconds(pid) - cpu) / settling.elapsed.as_secs_f64();
             let settled_in = watch.await.unwrap();
             let left = unsettled(data, heavy_id);
@@ -475,7 +572,8 @@ fn main() {
             );
             let rate = (due - left) as f64 / settled_in.as_secs_f64();
             println!(
-                "    {} tickets settled within {:.1} s of falling due ({rate:.0}/s), during the run; p99 {:+.1} ms against the run before",
+                "    {} tickets settled within {:.1} s of falling due ({rate:.0}/s), during the run; p99 {:+.1} ms \
+                    against the run before",
                 due - left,
                 settled_in.as_secs_f64(),
                 difference * 1000.0
@@ -485,7 +583,8 @@ fn main() {
         }
         let median_rate = median(settle_rates);
         println!(
-            "  settling 20 000 due tickets while sales go on (median of {SETTLE_PAIRS} pairs): {median_rate:.0}/s (target ≥ 5 000/s: {})",
+            "  settling 20 000 due tickets while sales go on (median of {SETTLE_PAIRS} pairs): {median_rate:.0}/s \
+                (target ≥ 5 000/s: {})",
             verdict(median_rate >= 5_000.0)
         );
         let median_added = median(added);

@@ -14,7 +14,8 @@
 //! Every 30 s it prints the window's p50, p99 and max, its purchases slower than the target as the
 //! load saw them and as the server timed them, the share of those that came in bursts (a tenth of a
 //! second of the schedule holding 50 of them or more: something stalled them together), the commits
-//! of the store's writer that took over 10 ms (the disk's fsync, as the sales feel it), the store's size, what checkpoints copied into it, the
+//! of the store's writer that took over 10 ms (the disk's fsync, as the sales feel it), the store's size, what
+//! checkpoints copied into it, the
 //! share of the pages the writer had to read (not in its cache), the write-ahead log's size, the
 //! checkpoints run so far, the server's memory, the CPU time the host stole, how long tasks waited
 //! for a CPU (the kernel's pressure stall information) and the disk's own fsync
@@ -52,8 +53,16 @@ const SETTLE_AFTER: &str = "30";
 /// …and the windows start once they are: every window measured has the same work, settling included.
 const WARM_UP: Duration = Duration::from_secs(45);
 /// The server's limits per client, out of the way of a load that comes from one address.
-const OUT_OF_THE_WAY: [&str; 8] =
-    ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
+const OUT_OF_THE_WAY: [&str; 8] = [
+    "--auth-burst",
+    "100000",
+    "--auth-per-minute",
+    "100000",
+    "--max-connections-per-client",
+    "100000",
+    "--new-connections-per-second",
+    "100000",
+];
 
 /// Purchases a second on SQLite: `VEGAS_SOAK_RATE`, or 5 000 (what a host whose two cores the server
 /// and the load share can sustain is in `docs/benchmarks.md`).
@@ -92,7 +101,8 @@ impl Windows {
                 }
                 self.latencies[window].push(latency);
                 if latency > TARGET_P99 {
-                    *self.slow_by_stretch.entry((since_start.as_millis() / STRETCH.as_millis()) as u64).or_default() += 1;
+                    *self.slow_by_stretch.entry((since_start.as_millis() / STRETCH.as_millis()) as u64).or_default() +=
+                        1;
                 }
             }
         }
@@ -102,7 +112,12 @@ impl Windows {
     /// and the bursts.
     fn in_bursts(&self, from: Duration, to: Duration) -> (u32, usize) {
         let stretches = (from.as_millis() / STRETCH.as_millis()) as u64..(to.as_millis() / STRETCH.as_millis()) as u64;
-        let bursts: Vec<u32> = self.slow_by_stretch.iter().filter(|(s, n)| stretches.contains(s) && **n >= BURST).map(|(_, n)| *n).collect();
+        let bursts: Vec<u32> = self
+            .slow_by_stretch
+            .iter()
+            .filter(|(s, n)| stretches.contains(s) && **n >= BURST)
+            .map(|(_, n)| *n)
+            .collect();
         (bursts.iter().sum(), bursts.len())
     }
 }
@@ -111,7 +126,12 @@ impl Windows {
 fn spread(latencies: &[Duration]) -> (Duration, Duration, Duration) {
     let mut sorted = latencies.to_vec();
     sorted.sort();
-    let at = |q: f64| sorted.get(((sorted.len() as f64 * q) as usize).min(sorted.len().saturating_sub(1))).copied().unwrap_or_default();
+    let at = |q: f64| {
+        sorted
+            .get(((sorted.len() as f64 * q) as usize).min(sorted.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    };
     (at(0.5), at(0.99), sorted.last().copied().unwrap_or_default())
 }
 
@@ -139,7 +159,10 @@ fn mib(bytes: f64) -> String {
 /// A value of the server's `/metrics` (0 if absent).
 async fn metric(http: &reqwest::Client, admin: &str, series: &str) -> f64 {
     let text = http.get(format!("http://{admin}/metrics")).send().await.unwrap().text().await.unwrap();
-    text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' ')).and_then(|l| l.rsplit(' ').next()?.parse().ok()).unwrap_or(0.0)
+    text.lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// How many of a histogram's observations (those whose labels include `labels`) took more than `limit`
@@ -165,7 +188,14 @@ async fn slow_commits(http: &reqwest::Client, admin: &str) -> f64 {
 /// Purchases the server answered in more than `limit` so far, by its own clock (its latency histogram):
 /// beside the load's count, it says how much of a window's tail was spent outside the server.
 async fn served_slower_than(http: &reqwest::Client, admin: &str, limit: Duration) -> f64 {
-    observed_over(http, admin, "vegas_http_request_duration_seconds", &["route=\"/api/tickets\"", "method=\"POST\""], limit).await
+    observed_over(
+        http,
+        admin,
+        "vegas_http_request_duration_seconds",
+        &["route=\"/api/tickets\"", "method=\"POST\""],
+        limit,
+    )
+    .await
 }
 
 /// A commit of the SQLite store's writer this slow holds up every sale behind it: after one, the
@@ -200,7 +230,8 @@ impl DiskProbe {
 
     /// The p99 and max of the probe's commits that started between `from` and `to`.
     fn window(&self, from: std::time::Instant, to: std::time::Instant) -> (Duration, Duration) {
-        let latencies: Vec<Duration> = self.samples.lock().unwrap().iter().filter(|(at, _)| (from..to).contains(at)).map(|(_, l)| *l).collect();
+        let latencies: Vec<Duration> =
+            self.samples.lock().unwrap().iter().filter(|(at, _)| (from..to).contains(at)).map(|(_, l)| *l).collect();
         let (_, p99, max) = spread(&latencies);
         (p99, max)
     }
@@ -240,7 +271,8 @@ impl Store {
                 // Frames of 1 KiB pages (and their 24-byte headers): the log's length, not its file's.
                 let frames = metric(http, admin, "vegas_sqlite_wal_frames").await;
                 format!(
-                    "commits over {} {:>3}  store {:>9}  copied back {:>8}  writer's cache misses {:>4.1} %  WAL {:>8} (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
+                    "commits over {} {:>3}  store {:>9}  copied back {:>8}  writer's cache misses {:>4.1} %  WAL {:>8} \
+                        (file {:>8})  checkpoints {:>3} ({:.0} ms paused)",
                     ms(SLOW_COMMIT),
                     now.slow_commits - was.slow_commits,
                     mib(size("vegas.sqlite3")),
@@ -255,7 +287,8 @@ impl Store {
             Store::Postgres(client) => {
                 let row = client
                     .query_one(
-                        "SELECT CAST(pg_database_size(current_database()) AS float8), CAST(pg_current_wal_lsn() - '0/0' AS float8), \
+                        "SELECT CAST(pg_database_size(current_database()) AS float8), CAST(pg_current_wal_lsn() - \
+                            '0/0' AS float8), \
                          CAST(checkpoints_timed + checkpoints_req AS float8) FROM pg_stat_bgwriter",
                         &[],
                     )
@@ -263,7 +296,11 @@ impl Store {
                     .unwrap();
                 let (size, wal, checkpoints): (f64, f64, f64) = (row.get(0), row.get(1), row.get(2));
                 let waiting = metric(http, admin, "vegas_db_pool_waiting").await;
-                format!("store {:>9}  WAL written {:>9}  checkpoints {checkpoints:>3}  pool waiting {waiting}", mib(size), mib(wal))
+                format!(
+                    "store {:>9}  WAL written {:>9}  checkpoints {checkpoints:>3}  pool waiting {waiting}",
+                    mib(size),
+                    mib(wal)
+                )
             }
         }
     }
@@ -274,13 +311,21 @@ impl Store {
 /// whatever the store did.
 fn cpu_pressure_us() -> f64 {
     let pressure = std::fs::read_to_string("/proc/pressure/cpu").unwrap_or_default();
-    pressure.lines().find(|l| l.starts_with("some")).and_then(|l| l.rsplit("total=").next()?.trim().parse().ok()).unwrap_or(0.0)
+    pressure
+        .lines()
+        .find(|l| l.starts_with("some"))
+        .and_then(|l| l.rsplit("total=").next()?.trim().parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// Resident memory of a process, from /proc.
 fn memory(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib: f64 = status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0.0);
+    let kib: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0);
     mib(kib * 1024.0)
 }
 
@@ -307,7 +352,9 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
             while next < start + WARM_UP + length {
                 tokio::time::sleep_until(next).await;
                 // `None` during the warm-up: not measured.
-                let window = next.checked_duration_since(start + WARM_UP).map(|since| (since.as_secs_f64() / WINDOW.as_secs_f64()) as usize);
+                let window = next
+                    .checked_duration_since(start + WARM_UP)
+                    .map(|since| (since.as_secs_f64() / WINDOW.as_secs_f64()) as usize);
                 let key = format!("soak-{p}-{n}");
                 let mode = if (n + p) % 10 == 5 { "auto" } else { "jouez" };
                 let bought = line.buy_ticket(&key, mode).await;
@@ -337,9 +384,13 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     // The counters' baselines at the first window's start: the warm-up's work is not a window's.
     tokio::time::sleep_until(start + WARM_UP).await;
     store.describe(&http, &server.admin).await;
-    let (mut server_cpu, mut load_cpu, mut settled) =
-        (cpu_seconds(server.pid()), cpu_seconds(std::process::id()), metric(&http, &server.admin, "vegas_tickets_settled_total").await);
-    let (mut served_slow, mut stolen, mut pressure) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
+    let (mut server_cpu, mut load_cpu, mut settled) = (
+        cpu_seconds(server.pid()),
+        cpu_seconds(std::process::id()),
+        metric(&http, &server.admin, "vegas_tickets_settled_total").await,
+    );
+    let (mut served_slow, mut stolen, mut pressure) =
+        (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
     let (slow_commits_before, mut slow_in_all) = (slow_commits(&http, &server.admin).await, 0);
     let mut disk_maxes = Vec::with_capacity(count);
     for w in 0..count {
@@ -353,15 +404,19 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         let about = store.describe(&http, &server.admin).await;
         let (server_now, load_now) = (cpu_seconds(server.pid()), cpu_seconds(std::process::id()));
         let settled_now = metric(&http, &server.admin, "vegas_tickets_settled_total").await;
-        let (served_slow_now, stolen_now, pressure_now) = (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
+        let (served_slow_now, stolen_now, pressure_now) =
+            (served_slower_than(&http, &server.admin, TARGET_P99).await, stolen_ms(), cpu_pressure_us());
         let slow = latencies.iter().filter(|l| **l > TARGET_P99).count();
         slow_in_all += slow;
-        let (in_bursts, bursts) = windows.lock().unwrap().in_bursts(WARM_UP + WINDOW * w as u32, WARM_UP + WINDOW * (w as u32 + 1));
+        let (in_bursts, bursts) =
+            windows.lock().unwrap().in_bursts(WARM_UP + WINDOW * w as u32, WARM_UP + WINDOW * (w as u32 + 1));
         let window_start = (start + WARM_UP + WINDOW * w as u32).into_std();
         let (disk_p99, disk_max) = disk.window(window_start, window_start + WINDOW);
         disk_maxes.push(disk_max);
         println!(
-            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5}, in bursts {:>3.0} % in {:>2})  settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, tasks waited for a CPU {:.0} % of the time, disk's fsync p99 {} max {}{}",
+            "  {:>4}–{:<3} {:>8} {:>8} {:>8}  {:>7}  over {} {:>5} (in the server {:>5}, in bursts {:>3.0} % in {:>2}) \
+                 settled {:>6.0}  {about}  server {} {:.2} cores, load {:.2}, host stole {:.0} ms, tasks waited for a \
+                 CPU {:.0} % of the time, disk's fsync p99 {} max {}{}",
             w * 30,
             (w + 1) * 30,
             ms(p50),
@@ -383,7 +438,8 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
             ms(disk_max),
             if failed > 0 { format!("  {failed} failed so far") } else { String::new() }
         );
-        (server_cpu, load_cpu, settled, served_slow, stolen, pressure) = (server_now, load_now, settled_now, served_slow_now, stolen_now, pressure_now);
+        (server_cpu, load_cpu, settled, served_slow, stolen, pressure) =
+            (server_now, load_now, settled_now, served_slow_now, stolen_now, pressure_now);
     }
     buyers.join_all().await;
     if let Store::Sqlite(..) = store {
@@ -403,10 +459,17 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
     let first = p99s[0].as_secs_f64();
     let ratios: Vec<String> = p99s.iter().map(|p| format!("{:.2}", p.as_secs_f64() / first)).collect();
     println!("  each window's p99 ÷ the first's: {}", ratios.join(" "));
-    println!("  settled by the server during the soak: {settled:.0} tickets; due and not settled at the end: {backlog:.0}");
+    println!(
+        "  settled by the server during the soak: {settled:.0} tickets; due and not settled at the end: {backlog:.0}"
+    );
     let last = p99s.last().unwrap().as_secs_f64();
     let drift_met = last <= first * (1.0 + TARGET_DRIFT);
-    println!("  last window's p99 within 20 % of the first's ({} → {}): {}", ms(p99s[0]), ms(*p99s.last().unwrap()), verdict(drift_met));
+    println!(
+        "  last window's p99 within 20 % of the first's ({} → {}): {}",
+        ms(p99s[0]),
+        ms(*p99s.last().unwrap()),
+        verdict(drift_met)
+    );
     let mut met = drift_met && windows.failed == 0;
     if let Some(target) = p99_target {
         let worst = p99s.iter().max().copied().unwrap_or_default();
@@ -414,7 +477,8 @@ async fn soak(server: &ServerProcess, store: Store, rate: f64, length: Duration,
         met &= worst < target;
         // Not a verdict: no store answers a durable purchase while the disk holds its flush, so the
         // windows in which the probe saw the disk hold one longer than the target are set apart.
-        let calm: Vec<Duration> = p99s.iter().zip(&disk_maxes).filter(|(_, disk)| **disk <= target).map(|(p99, _)| *p99).collect();
+        let calm: Vec<Duration> =
+            p99s.iter().zip(&disk_maxes).filter(|(_, disk)| **disk <= target).map(|(p99, _)| *p99).collect();
         println!(
             "  of the {} windows in which the disk's probe saw no fsync over {}, {} had a p99 under it (worst {})",
             calm.len(),
@@ -450,9 +514,19 @@ fn soak_sqlite(runtime: &tokio::runtime::Runtime, length: Duration) {
     let rate = sqlite_rate();
     let blocks = ((rate * length.as_secs_f64()) / 1_500_000.0).ceil() as usize + 1;
     vegas(data, &["emission", "create", "--blocks", &blocks.to_string()]);
-    let server = ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER]].concat());
-    println!("soak: `vegas serve` on SQLite (synchronous=FULL), never restarted, {rate} purchases/s for {} s", length.as_secs());
-    let sqlite_met = runtime.block_on(soak(&server, Store::Sqlite(data.to_owned(), Default::default()), rate, length, Some(TARGET_P99)));
+    let server =
+        ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER]].concat());
+    println!(
+        "soak: `vegas serve` on SQLite (synchronous=FULL), never restarted, {rate} purchases/s for {} s",
+        length.as_secs()
+    );
+    let sqlite_met = runtime.block_on(soak(
+        &server,
+        Store::Sqlite(data.to_owned(), Default::default()),
+        rate,
+        length,
+        Some(TARGET_P99),
+    ));
     drop(server);
     let check = vegas(data, &["ledger", "check"]);
     println!("  ledger check: {}", String::from_utf8_lossy(&check.stdout).lines().next().unwrap_or_default());
@@ -478,8 +552,14 @@ fn soak_postgres(runtime: &tokio::runtime::Runtime, length: Duration) {
     let data = dir.path();
     let pg_blocks = ((2_000.0 * length.as_secs_f64()) / 1_500_000.0).ceil() as usize + 1;
     vegas(data, &["--database", &url, "emission", "create", "--blocks", &pg_blocks.to_string()]);
-    let server = ServerProcess::start(data, &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER, "--database", &url]].concat());
-    println!("soak: `vegas serve` on PostgreSQL (synchronous_commit=on), never restarted, 2 000 purchases/s for {} s", length.as_secs());
+    let server = ServerProcess::start(
+        data,
+        &[&OUT_OF_THE_WAY[..], &["--demo", "--settle-after", SETTLE_AFTER, "--database", &url]].concat(),
+    );
+    println!(
+        "soak: `vegas serve` on PostgreSQL (synchronous_commit=on), never restarted, 2 000 purchases/s for {} s",
+        length.as_secs()
+    );
     let pg_met = runtime.block_on(async {
         let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(connection);

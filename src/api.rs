@@ -200,7 +200,8 @@ impl ErrorCode {
 }
 
 /// Shown on every screen, as the law asks of gambling operators in France.
-pub const RESPONSIBLE_GAMING: &str = "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";
+pub const RESPONSIBLE_GAMING: &str = "Jeu interdit aux mineurs (18+). Jouer comporte des risques : endettement, \
+    isolement, dépendance. Pour être aidé, appelez le 09 74 75 13 13 (appel non surtaxé).";
 
 /// The signed-in player.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -358,7 +359,13 @@ pub struct RealityCheck {
 impl RealityCheck {
     pub fn new(session_seconds: i64, play: PlaySummary) -> RealityCheck {
         let net_cents = play.staked_cents as i64 - play.won_cents as i64;
-        RealityCheck { session_seconds, tickets: play.tickets, staked_cents: play.staked_cents, won_cents: play.won_cents, net_cents }
+        RealityCheck {
+            session_seconds,
+            tickets: play.tickets,
+            staked_cents: play.staked_cents,
+            won_cents: play.won_cents,
+            net_cents,
+        }
     }
 }
 

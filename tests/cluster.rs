@@ -29,8 +29,10 @@ const TICKETS_EACH: usize = 20;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs PostgreSQL (VEGAS_TEST_DATABASE, VEGAS_TEST_PGDATA): `make test` runs it"]
 async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
-    let missing = "VEGAS_TEST_DATABASE and VEGAS_TEST_PGDATA are not set: run this through `make test` (tests/pg/cluster.sh)";
-    let (admin_url, pgdata) = (std::env::var("VEGAS_TEST_DATABASE").expect(missing), std::env::var("VEGAS_TEST_PGDATA").expect(missing));
+    let missing =
+        "VEGAS_TEST_DATABASE and VEGAS_TEST_PGDATA are not set: run this through `make test` (tests/pg/cluster.sh)";
+    let (admin_url, pgdata) =
+        (std::env::var("VEGAS_TEST_DATABASE").expect(missing), std::env::var("VEGAS_TEST_PGDATA").expect(missing));
     let (admin, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(connection);
     admin.batch_execute("CREATE DATABASE cluster").await.unwrap();
@@ -39,7 +41,9 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     let dir = private_dir();
     let data = dir.path().to_owned();
     vegas(&data, &["--database", &url, "emission", "create", "--blocks", "1"]);
-    let mut servers: Vec<ServerProcess> = (0..INSTANCES).map(|_| ServerProcess::start(&data, &["--demo", "--database", &url, "--connections", "8"])).collect();
+    let mut servers: Vec<ServerProcess> = (0..INSTANCES)
+        .map(|_| ServerProcess::start(&data, &["--demo", "--database", &url, "--connections", "8"]))
+        .collect();
     let shop = Arc::new(Retrying::new(servers.iter().map(ServerProcess::base).collect()));
 
     let answered = Arc::new(AtomicUsize::new(0));
@@ -53,7 +57,11 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
             for n in 0..TICKETS_EACH {
                 let key = format!("p{p}-k{n}");
                 let buy = |base: &str| {
-                    shop.http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", &key).json(&json!({"mode": "jouez"}))
+                    shop.http
+                        .post(format!("{base}/api/tickets"))
+                        .bearer_auth(&token)
+                        .header("Idempotency-Key", &key)
+                        .json(&json!({"mode": "jouez"}))
                 };
                 // Each purchase through the next instance in turn.
                 let (status, body) = shop.until_answered(p + n, buy).await;
@@ -76,7 +84,10 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     answered_reach(3).await;
     servers[INSTANCES - 1].kill();
     answered_reach(2).await;
-    let restart = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/cluster.sh")).args(["crash-restart", &pgdata]).output().unwrap();
+    let restart = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/cluster.sh"))
+        .args(["crash-restart", &pgdata])
+        .output()
+        .unwrap();
     assert!(restart.status.success(), "{}", String::from_utf8_lossy(&restart.stderr));
     let results = players.join_all().await;
     assert!(shop.retried() > 0, "neither crash cut a request");
@@ -88,7 +99,9 @@ async fn three_instances_survive_a_killed_instance_and_a_database_crash() {
     }
     let mut serials = HashSet::new();
     for (token, acknowledged) in &results {
-        let (status, history) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
+        let (status, history) = shop
+            .until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token))
+            .await;
         assert_eq!(status, StatusCode::OK);
         let held: HashSet<&str> = history.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
         assert_eq!(held.len(), TICKETS_EACH, "one ticket per key, none lost, none extra");

@@ -23,7 +23,11 @@ const KILLS: usize = 5;
 
 async fn buy(shop: &Retrying, token: &str, key: &str) -> (StatusCode, Value) {
     shop.until_answered(0, |base| {
-        shop.http.post(format!("{base}/api/tickets")).bearer_auth(token).header("Idempotency-Key", key).json(&json!({"mode": "jouez"}))
+        shop.http
+            .post(format!("{base}/api/tickets"))
+            .bearer_auth(token)
+            .header("Idempotency-Key", key)
+            .json(&json!({"mode": "jouez"}))
     })
     .await
 }
@@ -69,7 +73,10 @@ async fn acknowledged_purchases_survive_sigkill() {
                 if n % 5 == 4 {
                     let (again, replay) = buy(&shop, &token, &format!("p{p}-k{}", n - 2)).await;
                     assert_eq!(again, StatusCode::OK, "{replay}");
-                    assert_eq!(replay["ticket"]["id"].as_str(), Some(acknowledged[&format!("p{p}-k{}", n - 2)].ticket_id.as_str()));
+                    assert_eq!(
+                        replay["ticket"]["id"].as_str(),
+                        Some(acknowledged[&format!("p{p}-k{}", n - 2)].ticket_id.as_str())
+                    );
                     assert_eq!(replay["balance_cents"].as_i64(), Some(ack.balance), "a replay debits nothing");
                 }
                 acknowledged.insert(key, ack);
@@ -103,12 +110,23 @@ async fn acknowledged_purchases_survive_sigkill() {
 
     let mut serials = HashSet::new();
     for (token, acknowledged) in &results {
-        let (status, history) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
+        let (status, history) = shop
+            .until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token))
+            .await;
         assert_eq!(status, StatusCode::OK);
-        let held: HashMap<&str, &str> = history.as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap(), t["serial"].as_str().unwrap())).collect();
+        let held: HashMap<&str, &str> = history
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["id"].as_str().unwrap(), t["serial"].as_str().unwrap()))
+            .collect();
         assert_eq!(held.len(), TICKETS_EACH, "one ticket per key, none lost, none extra");
         for ack in acknowledged.values() {
-            assert_eq!(held.get(ack.ticket_id.as_str()), Some(&ack.serial.as_str()), "an acknowledged ticket is still there");
+            assert_eq!(
+                held.get(ack.ticket_id.as_str()),
+                Some(&ack.serial.as_str()),
+                "an acknowledged ticket is still there"
+            );
             assert!(serials.insert(ack.serial.clone()), "{} sold twice", ack.serial);
         }
         let (_, me) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/me")).bearer_auth(token)).await;

@@ -194,7 +194,11 @@ fn sequence(seed: u64) -> Vec<Op> {
             59..=62 => Op::AskWithdrawal { player, cents: rng.random_range(0..3_000) },
             63..=65 => Op::DecideWithdrawal { nth: rng.random_range(0..8), pay: rng.random_bool(0.6) },
             66..=67 => Op::Adjust { player, cents: rng.random_range(-4_000..9_000), actor: rng.random_range(0..3) },
-            68..=71 => Op::DecideAdjustment { nth: rng.random_range(0..12), approve: rng.random_bool(0.6), actor: rng.random_range(0..3) },
+            68..=71 => Op::DecideAdjustment {
+                nth: rng.random_range(0..12),
+                approve: rng.random_bool(0.6),
+                actor: rng.random_range(0..3),
+            },
             72 => Op::Suspend { player, suspended: rng.random_bool(0.5) },
             73..=74 => Op::Debit { player, cents: rng.random_range(1..4_000) },
             75..=76 => Op::Register { player, name: rng.random_range(0..6) },
@@ -275,21 +279,48 @@ impl Run<'_> {
         let (store, now) = (self.store, self.now);
         match op.clone() {
             Op::NewPlayer { player, real, identity: declared } => {
-                let opening_credit = (!real).then(|| Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "démo".into() });
+                let opening_credit =
+                    (!real)
+                        .then(|| Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "démo".into() });
                 let identity = declared.then(|| identity(player));
-                let new = NewPlayer { id: player_id(player), name: None, password_hash: None, guest: !real, identity, opening_credit };
+                let new = NewPlayer {
+                    id: player_id(player),
+                    name: None,
+                    password_hash: None,
+                    guest: !real,
+                    identity,
+                    opening_credit,
+                };
                 format!("{:?}", store.create_player(new, now).await)
             }
             Op::Credit { player, cash, cents } => {
                 let funding = if cash { Funding::Cash } else { Funding::Demo };
-                format!("{:?}", store.credit(&player_id(player), Credit { funding, amount: Cents(cents), reason: "virement".into() }, now).await)
+                format!(
+                    "{:?}",
+                    store
+                        .credit(
+                            &player_id(player),
+                            Credit { funding, amount: Cents(cents), reason: "virement".into() },
+                            now
+                        )
+                        .await
+                )
             }
-            Op::Limit { player, flow, span, cents } => format!("{:?}", store.change_limit(&player_id(player), flow, span, cents.map(Cents), now).await),
-            Op::Confirm { player, flow, span } => format!("{:?}", store.confirm_raise(&player_id(player), flow, span, now).await),
+            Op::Limit { player, flow, span, cents } => {
+                format!("{:?}", store.change_limit(&player_id(player), flow, span, cents.map(Cents), now).await)
+            }
+            Op::Confirm { player, flow, span } => {
+                format!("{:?}", store.confirm_raise(&player_id(player), flow, span, now).await)
+            }
             Op::Lapse => format!("{:?}", store.lapse_raises(now).await),
             Op::Pause { player, minutes, exclusion } => {
                 let kind = if exclusion { PauseKind::Exclusion } else { PauseKind::Break };
-                format!("{:?}", store.pause(&player_id(player), Pause { kind, until: now + minutes * 60 }, Actor::Player, now).await)
+                format!(
+                    "{:?}",
+                    store
+                        .pause(&player_id(player), Pause { kind, until: now + minutes * 60 }, Actor::Player, now)
+                        .await
+                )
             }
             Op::Sell { player, key, auto, ticket } => {
                 let request = SaleRequest {
@@ -302,13 +333,21 @@ impl Run<'_> {
                 };
                 format!("{:?}", store.sell(request).await)
             }
-            Op::Reveal { player, ticket, zones, ago } => format!("{:?}", store.reveal(&player_id(player), &ticket_id(ticket), zones, ago, now).await),
-            Op::Complete { player, ticket } => format!("{:?}", store.complete(&player_id(player), &ticket_id(ticket), now).await),
-            Op::Settle { due_after, limit } => format!("{:?}", store.settle_due(now - due_after, None, limit, now).await),
-            Op::AskWithdrawal { player, cents } => match store.ask_withdrawal(&player_id(player), Cents(cents), now).await {
-                Ok(w) => format!("Ok({})", self.withdrawal(&w)),
-                Err(e) => format!("Err({e:?})"),
-            },
+            Op::Reveal { player, ticket, zones, ago } => {
+                format!("{:?}", store.reveal(&player_id(player), &ticket_id(ticket), zones, ago, now).await)
+            }
+            Op::Complete { player, ticket } => {
+                format!("{:?}", store.complete(&player_id(player), &ticket_id(ticket), now).await)
+            }
+            Op::Settle { due_after, limit } => {
+                format!("{:?}", store.settle_due(now - due_after, None, limit, now).await)
+            }
+            Op::AskWithdrawal { player, cents } => {
+                match store.ask_withdrawal(&player_id(player), Cents(cents), now).await {
+                    Ok(w) => format!("Ok({})", self.withdrawal(&w)),
+                    Err(e) => format!("Err({e:?})"),
+                }
+            }
             Op::DecideWithdrawal { nth, pay } => {
                 let id = Self::nth(&self.withdrawals, nth);
                 match store.decide_withdrawal(id, pay, &staff(0), "décision", now).await {
@@ -316,10 +355,12 @@ impl Run<'_> {
                     Err(e) => format!("Err({e:?})"),
                 }
             }
-            Op::Adjust { player, cents, actor } => match store.adjust(&player_id(player), cents, "correction", &staff(actor), THRESHOLD, now).await {
-                Ok(a) => format!("Ok({})", self.adjustment(&a)),
-                Err(e) => format!("Err({e:?})"),
-            },
+            Op::Adjust { player, cents, actor } => {
+                match store.adjust(&player_id(player), cents, "correction", &staff(actor), THRESHOLD, now).await {
+                    Ok(a) => format!("Ok({})", self.adjustment(&a)),
+                    Err(e) => format!("Err({e:?})"),
+                }
+            }
             Op::DecideAdjustment { nth, approve, actor } => {
                 let id = Self::nth(&self.adjustments, nth);
                 match store.decide_adjustment(id, approve, &staff(actor), now).await {
@@ -327,20 +368,35 @@ impl Run<'_> {
                     Err(e) => format!("Err({e:?})"),
                 }
             }
-            Op::Suspend { player, suspended } => format!("{:?}", store.suspend(&player_id(player), suspended, &staff(1), "contrôle", now).await),
-            Op::Debit { player, cents } => format!("{:?}", store.operator_debit(&player_id(player), Cents(cents), "remboursement", "cli:test", now).await),
+            Op::Suspend { player, suspended } => {
+                format!("{:?}", store.suspend(&player_id(player), suspended, &staff(1), "contrôle", now).await)
+            }
+            Op::Debit { player, cents } => format!(
+                "{:?}",
+                store.operator_debit(&player_id(player), Cents(cents), "remboursement", "cli:test", now).await
+            ),
             Op::Register { player, name } => {
                 let name = PlayerName::parse(&format!("Joueur{name}")).unwrap();
                 format!("{:?}", store.register_guest(&player_id(player), name, "hash".into()).await)
             }
-            Op::Session { player, token } => format!("{:?}", store.create_session(&format!("s-{token}"), &player_id(player), now, now + 3_600).await),
-            Op::RealityInterval { player, minutes } => format!("{:?}", store.set_reality_interval(&player_id(player), minutes, now).await),
+            Op::Session { player, token } => {
+                format!("{:?}", store.create_session(&format!("s-{token}"), &player_id(player), now, now + 3_600).await)
+            }
+            Op::RealityInterval { player, minutes } => {
+                format!("{:?}", store.set_reality_interval(&player_id(player), minutes, now).await)
+            }
             Op::RealityCheck { token, acknowledge } => {
                 let token = format!("s-{token}");
-                let done = if acknowledge { store.acknowledge_reality_check(&token, now).await } else { store.reality_check_shown(&token, now).await };
+                let done = if acknowledge {
+                    store.acknowledge_reality_check(&token, now).await
+                } else {
+                    store.reality_check_shown(&token, now).await
+                };
                 format!("{done:?} {:?}", store.session(&token, now).await)
             }
-            Op::Bans { players } => format!("{:?}", store.import_bans(players.iter().map(|&p| identity(p).key()).collect(), now).await),
+            Op::Bans { players } => {
+                format!("{:?}", store.import_bans(players.iter().map(|&p| identity(p).key()).collect(), now).await)
+            }
             Op::Purge => format!("{:?}", store.purge(now, now - 3_600, 10).await),
             Op::Read { player } => {
                 let p = player_id(player);
@@ -388,13 +444,20 @@ impl Run<'_> {
             state.insert(p, line);
         }
         let withdrawals = store.withdrawals(None, None, 10_000).await.unwrap();
-        state.insert("withdrawals".into(), withdrawals.iter().map(|w| self.withdrawal(w)).collect::<Vec<_>>().join("\n"));
+        state.insert(
+            "withdrawals".into(),
+            withdrawals.iter().map(|w| self.withdrawal(w)).collect::<Vec<_>>().join("\n"),
+        );
         let adjustments = store.adjustments(None, None, 10_000).await.unwrap();
-        state.insert("adjustments".into(), adjustments.iter().map(|a| self.adjustment(a)).collect::<Vec<_>>().join("\n"));
+        state.insert(
+            "adjustments".into(),
+            adjustments.iter().map(|a| self.adjustment(a)).collect::<Vec<_>>().join("\n"),
+        );
         let audit = store.audit_log(0, 10_000).await.unwrap();
         state.insert("audit log".into(), audit.iter().map(|e| self.audit_entry(e)).collect::<Vec<_>>().join("\n"));
         assert_eq!(store.verify_audit_log().await.unwrap(), Ok(audit.len() as i64));
-        let report = ledger::check(store.ledger_facts().await.unwrap()).unwrap_or_else(|problems| panic!("the ledger does not balance: {problems:#?}"));
+        let report = ledger::check(store.ledger_facts().await.unwrap())
+            .unwrap_or_else(|problems| panic!("the ledger does not balance: {problems:#?}"));
         state.insert("ledger".into(), format!("{report:?}"));
         state.insert("blocks".into(), format!("{:?}", store.blocks().await));
         state.insert("tiers".into(), format!("{:?}", store.tier_counts().await));
@@ -473,10 +536,26 @@ async fn one_random_sequence_answers_alike_on_sqlite_and_postgresql() {
         assert_eq!(Some(a), postgres_state.get(what), "{what} at the end: SQLite's, then PostgreSQL's");
     }
     // The sequence is worth comparing: it did each kind of thing, and not only refusals.
-    let succeeded = |kind: &str| ops.iter().zip(&sqlite_answers).filter(|(op, a)| format!("{op:?}").starts_with(kind) && a.starts_with("Ok")).count();
-    for kind in
-        ["Sell", "Reveal", "Complete", "Credit", "Limit", "Confirm", "AskWithdrawal", "DecideWithdrawal", "Adjust", "DecideAdjustment", "Suspend", "Debit"]
-    {
+    let succeeded = |kind: &str| {
+        ops.iter()
+            .zip(&sqlite_answers)
+            .filter(|(op, a)| format!("{op:?}").starts_with(kind) && a.starts_with("Ok"))
+            .count()
+    };
+    for kind in [
+        "Sell",
+        "Reveal",
+        "Complete",
+        "Credit",
+        "Limit",
+        "Confirm",
+        "AskWithdrawal",
+        "DecideWithdrawal",
+        "Adjust",
+        "DecideAdjustment",
+        "Suspend",
+        "Debit",
+    ] {
         assert!(succeeded(kind) > 0, "no {kind} succeeded in the sequence");
     }
     println!("{} operations answered alike on both engines; {} sales made", ops.len(), succeeded("Sell"));

@@ -69,7 +69,9 @@ impl Patroni {
 
 impl Drop for Patroni {
     fn drop(&mut self) {
-        let _ = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/patroni.sh")).args(["down", self.dir.to_str().unwrap()]).output();
+        let _ = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/patroni.sh"))
+            .args(["down", self.dir.to_str().unwrap()])
+            .output();
     }
 }
 
@@ -101,7 +103,8 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
     let data = dir.path().to_owned();
     vegas(&data, &["--database", &url, "emission", "create", "--blocks", "1"]);
     // Rate limits out of the way: every retry during the failover would count against them.
-    let args = ["--demo", "--database", &url, "--connections", "8", "--auth-burst", "100000", "--auth-per-minute", "100000"];
+    let args =
+        ["--demo", "--database", &url, "--connections", "8", "--auth-burst", "100000", "--auth-per-minute", "100000"];
     let servers: Vec<ServerProcess> = (0..2).map(|_| ServerProcess::start(&data, &args)).collect();
     let shop = Arc::new(Retrying::new(servers.iter().map(ServerProcess::base).collect()));
     let wal_at_start = wal_position(&url).await;
@@ -118,7 +121,11 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
             for n in 0..TICKETS_EACH {
                 let key = format!("p{p}-k{n}");
                 let buy = |base: &str| {
-                    shop.http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", &key).json(&json!({"mode": "auto"}))
+                    shop.http
+                        .post(format!("{base}/api/tickets"))
+                        .bearer_auth(&token)
+                        .header("Idempotency-Key", &key)
+                        .json(&json!({"mode": "auto"}))
                 };
                 // Each purchase through the next instance in turn.
                 let (status, body, attempts) = shop.answered_after(p + n, buy).await;
@@ -140,7 +147,10 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
     while answered.load(Ordering::Relaxed) < PLAYERS * TICKETS_EACH / 3 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let probe_token = shop.until_answered(0, |base| shop.http.post(format!("{base}/api/guest"))).await.1["token"].as_str().unwrap().to_owned();
+    let probe_token = shop.until_answered(0, |base| shop.http.post(format!("{base}/api/guest"))).await.1["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let killed_at = Instant::now();
     cluster.run("kill", Some(&first_primary));
     let mut refusals = HashMap::new();
@@ -148,7 +158,11 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
         let mut attempt = 0usize;
         loop {
             let base = &shop.bases[attempt % 2];
-            let buy = shop.http.post(format!("{base}/api/tickets")).bearer_auth(&probe_token).header("Idempotency-Key", format!("probe-{attempt}"));
+            let buy = shop
+                .http
+                .post(format!("{base}/api/tickets"))
+                .bearer_auth(&probe_token)
+                .header("Idempotency-Key", format!("probe-{attempt}"));
             match buy.json(&json!({"mode": "auto"})).send().await {
                 Ok(response) if response.status() == StatusCode::CREATED => break killed_at.elapsed(),
                 Ok(response) => *refusals.entry(response.status().as_u16()).or_insert(0) += 1,
@@ -169,18 +183,29 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
     let mut serials = HashSet::new();
     let mut replayed = 0;
     for (token, acknowledged, sent_again) in &results {
-        let (status, history) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
+        let (status, history) = shop
+            .until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token))
+            .await;
         assert_eq!(status, StatusCode::OK);
         let held: HashSet<&str> = history.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
         assert_eq!(held.len(), TICKETS_EACH, "one ticket per key, none lost, none extra");
         for ticket in acknowledged.values() {
-            assert!(held.contains(ticket["id"].as_str().unwrap()), "acknowledged ticket {} is on the new primary", ticket["id"]);
+            assert!(
+                held.contains(ticket["id"].as_str().unwrap()),
+                "acknowledged ticket {} is on the new primary",
+                ticket["id"]
+            );
             assert!(serials.insert(ticket["serial"].as_str().unwrap().to_owned()), "{} sold twice", ticket["serial"]);
         }
         // A key sent again during the failover replays the ticket it bought, whichever instance hears it.
         for key in sent_again {
-            let again =
-                |base: &str| shop.http.post(format!("{base}/api/tickets")).bearer_auth(token).header("Idempotency-Key", key).json(&json!({"mode": "auto"}));
+            let again = |base: &str| {
+                shop.http
+                    .post(format!("{base}/api/tickets"))
+                    .bearer_auth(token)
+                    .header("Idempotency-Key", key)
+                    .json(&json!({"mode": "auto"}))
+            };
             let (status, body) = shop.until_answered(replayed, again).await;
             assert_eq!(status, StatusCode::OK, "a known key is replayed: {body}");
             assert_eq!(body["ticket"]["id"], acknowledged[key]["id"]);
@@ -192,16 +217,22 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
     assert!(replayed > 0, "the kill cut no purchase: the test did not test a failover");
     let acknowledged = serials.len();
     let wal_per_purchase = (wal_position(&url).await - wal_at_start) / (acknowledged as f64);
-    assert!(served_again <= TIME_TO_SERVE_TARGET, "served again {served_again:?} after the kill (target {TIME_TO_SERVE_TARGET:?})");
+    assert!(
+        served_again <= TIME_TO_SERVE_TARGET,
+        "served again {served_again:?} after the kill (target {TIME_TO_SERVE_TARGET:?})"
+    );
     print_figure(format!(
-        "failover: {acknowledged} purchases acknowledged, lost 0, sold twice 0, {replayed} keys sent again and replayed; {first_primary} killed, {new_primary} promoted; first purchase served again {:.1} s after the kill (target ≤ 30 s); {:.1} KB of WAL per purchase",
+        "failover: {acknowledged} purchases acknowledged, lost 0, sold twice 0, {replayed} keys sent again and \
+            replayed; {first_primary} killed, {new_primary} promoted; first purchase served again {:.1} s after the \
+            kill (target ≤ 30 s); {:.1} KB of WAL per purchase",
         served_again.as_secs_f64(),
         wal_per_purchase / 1000.0
     ));
 
     // Both instances' figures, from PostgreSQL's side (the pool), are valid Prometheus text.
     for server in &servers {
-        let text = shop.http.get(format!("http://{}/metrics", server.admin)).send().await.unwrap().text().await.unwrap();
+        let text =
+            shop.http.get(format!("http://{}/metrics", server.admin)).send().await.unwrap().text().await.unwrap();
         assert!(text.contains("vegas_db_pool_connections{state=\"in_use\"}"), "{text}");
         promtool_passes(&text);
     }
@@ -211,8 +242,11 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
     let standby = cluster.sync_standby();
     cluster.run("stop", Some(&standby));
     let patient = reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
-    let buy =
-        patient.post(format!("{}/api/tickets", shop.bases[0])).bearer_auth(&probe_token).header("Idempotency-Key", "alone").json(&json!({"mode": "auto"}));
+    let buy = patient
+        .post(format!("{}/api/tickets", shop.bases[0]))
+        .bearer_auth(&probe_token)
+        .header("Idempotency-Key", "alone")
+        .json(&json!({"mode": "auto"}));
     let pending = tokio::spawn(async move {
         let response = buy.send().await.unwrap();
         (Instant::now(), response.status(), response.json::<Value>().await.unwrap())
@@ -224,7 +258,8 @@ async fn the_primary_killed_mid_run_loses_no_acknowledged_ticket_and_a_lone_prim
     let (answered_at, status, body) = pending.await.unwrap();
     assert_eq!(status, StatusCode::CREATED, "{body}");
     print_figure(format!(
-        "no standby: a purchase waited unacknowledged for 8 s with {standby} stopped, and was acknowledged {:.1} s after it was started again",
+        "no standby: a purchase waited unacknowledged for 8 s with {standby} stopped, and was acknowledged {:.1} s \
+            after it was started again",
         answered_at.duration_since(resumed_at).as_secs_f64()
     ));
 
@@ -245,7 +280,8 @@ async fn wal_position(url: &str) -> f64 {
 }
 
 async fn count_tickets(shop: &Retrying, token: &str) -> usize {
-    let (_, history) = shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
+    let (_, history) =
+        shop.until_answered(0, |base| shop.http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token)).await;
     history.as_array().unwrap().len()
 }
 
@@ -259,5 +295,10 @@ fn promtool_passes(text: &str) {
         .expect("promtool (Debian's prometheus package)");
     promtool.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
     let checked = promtool.wait_with_output().unwrap();
-    assert!(checked.status.success(), "promtool: {}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
 }

@@ -15,8 +15,16 @@ use std::time::{Duration, Instant};
 use support::process::{ServerProcess, private_dir, vegas, vegas_refused};
 
 /// Rate limits out of the way, for the tests that are about something else.
-const NO_RATE_LIMIT: [&str; 8] =
-    ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
+const NO_RATE_LIMIT: [&str; 8] = [
+    "--auth-burst",
+    "100000",
+    "--auth-per-minute",
+    "100000",
+    "--max-connections-per-client",
+    "100000",
+    "--new-connections-per-second",
+    "100000",
+];
 
 /// A demo server on a fresh data directory with one block.
 fn demo_server(dir: &tempfile::TempDir, extra: &[&str]) -> ServerProcess {
@@ -50,7 +58,8 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
 
     let (status, body) = send(http.post(format!("{base}/api/guest"))).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")), "no guest with free money");
-    let identity = json!({"name": "alice", "password": "correct horse", "first_name": "Alice", "last_name": "Durand", "birth_date": "1985-07-14"});
+    let identity = json!({"name": "alice", "password": "correct horse", "first_name": "Alice", "last_name": "Durand",
+        "birth_date": "1985-07-14"});
     let response = http.post(format!("{base}/api/register")).json(&identity).send().await.unwrap();
     let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
     assert!(!cookie.contains("Secure"), "plain HTTP on loopback (a local run) keeps its cookie: {cookie}");
@@ -59,28 +68,45 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     assert_eq!(body["player"]["balance_cents"], 0, "a new player starts with nothing");
     assert_eq!(body["player"]["demo"], false);
     let token = body["token"].as_str().unwrap().to_owned();
-    let (status, body) = send(http.post(format!("{base}/api/wallet/deposit")).bearer_auth(&token).json(&json!({"amount_cents": 10_000}))).await;
+    let (status, body) = send(
+        http.post(format!("{base}/api/wallet/deposit")).bearer_auth(&token).json(&json!({"amount_cents": 10_000})),
+    )
+    .await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_off")));
-    let buy = |key: &str| http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", key).json(&json!({"mode": "auto"}));
+    let buy = |key: &str| {
+        http.post(format!("{base}/api/tickets"))
+            .bearer_auth(&token)
+            .header("Idempotency-Key", key)
+            .json(&json!({"mode": "auto"}))
+    };
     let (status, body) = send(buy("first")).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("limits_required")), "{body}");
-    let refused = vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"]);
+    let refused = vegas_refused(
+        &data,
+        &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"],
+    );
     assert!(refused.contains("7-day deposit limit is not set"), "no money before the limits: {refused}");
     for flow in ["stake", "deposit"] {
         let limit = json!({"flow": flow, "span": "week", "amount_cents": 20_000});
-        assert_eq!(send(http.put(format!("{base}/api/responsible/limits")).bearer_auth(&token).json(&limit)).await.0, StatusCode::OK);
+        assert_eq!(
+            send(http.put(format!("{base}/api/responsible/limits")).bearer_auth(&token).json(&limit)).await.0,
+            StatusCode::OK
+        );
     }
     assert_eq!(send(buy("first")).await.0, StatusCode::PAYMENT_REQUIRED);
 
-    let out = vegas(&data, &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"]);
+    let out =
+        vegas(&data, &["wallet", "credit", "--player", "alice", "--amount", "10.50", "--reason", "bank transfer 4711"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("10,50"), "the CLI prints the new balance");
     let (status, body) = send(buy("second")).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["balance_cents"], 750);
 
-    let refused = vegas_refused(&data, &["wallet", "debit", "--player", "alice", "--amount", "8", "--reason", "payout"]);
+    let refused =
+        vegas_refused(&data, &["wallet", "debit", "--player", "alice", "--amount", "8", "--reason", "payout"]);
     assert!(refused.contains("not enough money"), "{refused}");
-    let refused = vegas_refused(&data, &["wallet", "credit", "--player", "nobody", "--amount", "8", "--reason", "typo"]);
+    let refused =
+        vegas_refused(&data, &["wallet", "credit", "--player", "nobody", "--amount", "8", "--reason", "typo"]);
     assert!(refused.contains("no player"), "{refused}");
     vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "-3", "--reason", "negative"]);
     let deck = data.join("deck.txt");
@@ -99,20 +125,41 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     // A self-exclusion: no command lifts it, the operator's page shows it, the ban file closes the account.
     vegas(&data, &["wallet", "credit", "--player", "alice", "--amount", "5", "--reason", "bank transfer 4712"]);
     let exclusion = json!({"kind": "exclusion", "months": 6});
-    assert_eq!(send(http.post(format!("{base}/api/responsible/pause")).bearer_auth(&token).json(&exclusion)).await.0, StatusCode::OK);
-    let refused = vegas_refused(&data, &["wallet", "credit", "--player", "alice", "--amount", "5", "--reason", "bank transfer 4713"]);
+    assert_eq!(
+        send(http.post(format!("{base}/api/responsible/pause")).bearer_auth(&token).json(&exclusion)).await.0,
+        StatusCode::OK
+    );
+    let refused = vegas_refused(
+        &data,
+        &["wallet", "credit", "--player", "alice", "--amount", "5", "--reason", "bank transfer 4713"],
+    );
     assert!(refused.contains("paused (exclusion)"), "{refused}");
-    for lift in [&["player", "lift", "alice"][..], &["player", "unpause", "alice"], &["exclusions", "remove", "alice"], &["player", "show", "alice", "--lift"]]
-    {
+    for lift in [
+        &["player", "lift", "alice"][..],
+        &["player", "unpause", "alice"],
+        &["exclusions", "remove", "alice"],
+        &["player", "show", "alice", "--lift"],
+    ] {
         vegas_refused(&data, lift);
     }
     let page = String::from_utf8_lossy(&vegas(&data, &["player", "show", "alice"]).stdout).into_owned();
-    assert!(page.contains("paused: exclusion until") && page.contains("limit_set") && page.contains("balance 5,00"), "{page}");
+    assert!(
+        page.contains("paused: exclusion until") && page.contains("limit_set") && page.contains("balance 5,00"),
+        "{page}"
+    );
     let ban_file = data.join("interdits.csv");
-    std::fs::write(&ban_file, "nom;prenom;date_naissance\nDURAND;alice;14/07/1985\nAutre;Personne;01/01/1970\n").unwrap();
-    let out = String::from_utf8_lossy(&vegas(&data, &["exclusions", "import", ban_file.to_str().unwrap()]).stdout).into_owned();
-    assert!(out.contains("2 identities imported; 1 open account(s) matched") && out.contains("5,00") && out.contains("paid out"), "{out}");
-    let again = json!({"name": "alice2", "password": "correct horse", "first_name": "Alice", "last_name": "Durand", "birth_date": "1985-07-14"});
+    std::fs::write(&ban_file, "nom;prenom;date_naissance\nDURAND;alice;14/07/1985\nAutre;Personne;01/01/1970\n")
+        .unwrap();
+    let out = String::from_utf8_lossy(&vegas(&data, &["exclusions", "import", ban_file.to_str().unwrap()]).stdout)
+        .into_owned();
+    assert!(
+        out.contains("2 identities imported; 1 open account(s) matched")
+            && out.contains("5,00")
+            && out.contains("paid out"),
+        "{out}"
+    );
+    let again = json!({"name": "alice2", "password": "correct horse", "first_name": "Alice", "last_name": "Durand",
+        "birth_date": "1985-07-14"});
     let (status, body) = send(http.post(format!("{base}/api/register")).json(&again)).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("banned")), "{body}");
 
@@ -136,7 +183,12 @@ async fn five_hundred_wrong_password_logins_at_once_hold_little_memory() {
         let (http, base) = (http.clone(), base.clone());
         // Every name different, so that no per-account limit answers before the hash is tried.
         logins.spawn(async move {
-            let response = http.post(format!("{base}/api/login")).json(&credentials(&format!("nobody{i}"), "wrong password")).send().await.unwrap();
+            let response = http
+                .post(format!("{base}/api/login"))
+                .json(&credentials(&format!("nobody{i}"), "wrong password"))
+                .send()
+                .await
+                .unwrap();
             (response.status(), response.headers().get("retry-after").is_some())
         });
     }
@@ -162,12 +214,24 @@ async fn logins_are_limited_per_name_at_an_address_and_new_sessions_per_address(
     let server = demo_server(&dir, &[]);
     let (http, base) = (Client::new(), server.base());
     let login = |password: &str| http.post(format!("{base}/api/login")).json(&credentials("alice", password));
-    assert_eq!(http.post(format!("{base}/api/register")).json(&credentials("alice", "correct horse")).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        http.post(format!("{base}/api/register"))
+            .json(&credentials("alice", "correct horse"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
     for _ in 0..5 {
         assert_eq!(login("wrong guess").send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
     }
     let limited = login("correct horse").send().await.unwrap();
-    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS, "after five wrong tries from this address even the right password waits");
+    assert_eq!(
+        limited.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "after five wrong tries from this address even the right password waits"
+    );
     let wait: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=20).contains(&wait), "Retry-After: {wait}");
     let body: Value = limited.json().await.unwrap();
@@ -198,7 +262,13 @@ async fn an_unknown_name_is_refused_as_slowly_as_a_wrong_password() {
         http.post(format!("{base}/api/register")).json(&credentials(&name, "correct horse")).send().await.unwrap();
         for (name, times) in [(name, &mut known), (format!("unknown{i}"), &mut unknown)] {
             let start = Instant::now();
-            let status = http.post(format!("{base}/api/login")).json(&credentials(&name, "wrong password")).send().await.unwrap().status();
+            let status = http
+                .post(format!("{base}/api/login"))
+                .json(&credentials(&name, "wrong password"))
+                .send()
+                .await
+                .unwrap()
+                .status();
             times.push(start.elapsed());
             assert_eq!(status, StatusCode::UNAUTHORIZED);
         }
@@ -231,8 +301,15 @@ const REQUEST_TIMEOUT: u64 = 5;
 const GRACE: Duration = Duration::from_secs(5);
 
 fn short_timeouts() -> [String; 6] {
-    ["--header-timeout", &HEADER_TIMEOUT.to_string(), "--body-timeout", &BODY_TIMEOUT.to_string(), "--request-timeout", &REQUEST_TIMEOUT.to_string()]
-        .map(str::to_owned)
+    [
+        "--header-timeout",
+        &HEADER_TIMEOUT.to_string(),
+        "--body-timeout",
+        &BODY_TIMEOUT.to_string(),
+        "--request-timeout",
+        &REQUEST_TIMEOUT.to_string(),
+    ]
+    .map(str::to_owned)
 }
 
 #[tokio::test]
@@ -242,15 +319,18 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
     let server = demo_server(&dir, &timeouts.iter().map(String::as_str).collect::<Vec<_>>());
     let addr = server.addr.clone();
     let open = || TcpStream::connect(&addr).unwrap();
-    let (header, body, request) = (Duration::from_secs(HEADER_TIMEOUT), Duration::from_secs(BODY_TIMEOUT), Duration::from_secs(REQUEST_TIMEOUT));
+    let (header, body, request) =
+        (Duration::from_secs(HEADER_TIMEOUT), Duration::from_secs(BODY_TIMEOUT), Duration::from_secs(REQUEST_TIMEOUT));
 
     let silent = open();
     let mut slow_header = open();
     slow_header.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap();
     let mut idle = open();
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let checks = [silent, slow_header, idle].map(|stream| std::thread::spawn(move || closed_within(stream, header + GRACE)));
-    let login_start = "POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{";
+    let checks =
+        [silent, slow_header, idle].map(|stream| std::thread::spawn(move || closed_within(stream, header + GRACE)));
+    let login_start =
+        "POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{";
     // A body that stops coming: answered 408 once no piece came for the body timeout.
     let mut stalled_body = open();
     stalled_body.write_all(login_start.as_bytes()).unwrap();
@@ -271,7 +351,11 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
     });
 
     let mut huge = open();
-    huge.write_all(b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n0123456789").unwrap();
+    huge.write_all(
+        b"POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \
+        100000000\r\n\r\n0123456789",
+    )
+    .unwrap();
     huge.set_read_timeout(Some(GRACE)).unwrap();
     let mut answer = vec![0u8; 1024];
     let n = huge.read(&mut answer).unwrap();
@@ -294,7 +378,11 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
 }
 
 /// Runs `send` on a clone of the stream, and reads the first answer; when it came, and what it says.
-fn answer_after(mut stream: TcpStream, limit: Duration, send: impl FnOnce(&mut TcpStream) + Send + 'static) -> (Duration, String) {
+fn answer_after(
+    mut stream: TcpStream,
+    limit: Duration,
+    send: impl FnOnce(&mut TcpStream) + Send + 'static,
+) -> (Duration, String) {
     let start = Instant::now();
     let mut sender = stream.try_clone().unwrap();
     std::thread::spawn(move || send(&mut sender));
@@ -313,7 +401,8 @@ async fn connections_past_the_limit_wait_and_the_server_keeps_answering() {
     assert!(fds < 100, "the server holds {fds} descriptors for 90 idle connections");
     // Once the idle ones time out, the waiting ones are served in turn and a new client is answered.
     let start = Instant::now();
-    let response = Client::new().get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(60)).send().await.unwrap();
+    let response =
+        Client::new().get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(60)).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     println!("/healthz answered after {:?} behind 90 idle connections", start.elapsed());
     drop(idle);
@@ -328,7 +417,8 @@ async fn an_address_past_its_cap_has_its_new_connections_closed_and_others_do_no
     // From an address of their own: the start's health check (from 127.0.0.1) may still be held by the
     // server for a moment on a busy machine, and would take one of the three places.
     let from = |ip: &str| {
-        let (ip, target): (std::net::IpAddr, std::net::SocketAddr) = (ip.parse().unwrap(), server.addr.parse().unwrap());
+        let (ip, target): (std::net::IpAddr, std::net::SocketAddr) =
+            (ip.parse().unwrap(), server.addr.parse().unwrap());
         async move {
             let socket = tokio::net::TcpSocket::new_v4().unwrap();
             socket.bind((ip, 0).into()).unwrap();
@@ -344,12 +434,19 @@ async fn an_address_past_its_cap_has_its_new_connections_closed_and_others_do_no
     // header timeout (the server's default here), as a silent connection under the cap would get.
     let header = vegas::server::Timeouts::DEFAULT.header;
     let start = Instant::now();
-    let read = tokio::time::timeout(header * 3, tokio::io::AsyncReadExt::read(&mut fourth, &mut [0u8; 16])).await.expect("closed");
-    assert!(matches!(&read, Ok(0)) || read.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset), "closed, not kept: {read:?}");
+    let read = tokio::time::timeout(header * 3, tokio::io::AsyncReadExt::read(&mut fourth, &mut [0u8; 16]))
+        .await
+        .expect("closed");
+    assert!(
+        matches!(&read, Ok(0)) || read.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "closed, not kept: {read:?}"
+    );
     println!("a connection past the cap closed after {:?}", start.elapsed());
     assert!(start.elapsed() < header, "closed as accepted, not at the header timeout: {:?}", start.elapsed());
     for mut kept in held.drain(..2) {
-        let read = tokio::time::timeout(Duration::from_millis(300), tokio::io::AsyncReadExt::read(&mut kept, &mut [0u8; 16])).await;
+        let read =
+            tokio::time::timeout(Duration::from_millis(300), tokio::io::AsyncReadExt::read(&mut kept, &mut [0u8; 16]))
+                .await;
         assert!(read.is_err(), "a connection under the cap is kept: {read:?}");
     }
     let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).build().unwrap();
@@ -376,10 +473,16 @@ async fn behind_a_proxy_a_forwarded_address_past_its_cap_is_told_to_wait_and_oth
     let server = demo_server(&dir, &["--behind-proxy", "--max-connections-per-client", "1"]);
     // A request of 1.2.3.4 in flight: its body comes slowly.
     let mut slow = TcpStream::connect(&server.addr).unwrap();
-    write!(slow, "POST /api/login HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 1.2.3.4\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"na")
-        .unwrap();
+    write!(
+        slow,
+        "POST /api/login HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 1.2.3.4\r\nContent-Type: \
+        application/json\r\nContent-Length: 100\r\n\r\n{{\"na"
+    )
+    .unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let healthz = |forwarded: &'static str| Client::new().get(format!("{}/healthz", server.base())).header("x-forwarded-for", forwarded).send();
+    let healthz = |forwarded: &'static str| {
+        Client::new().get(format!("{}/healthz", server.base())).header("x-forwarded-for", forwarded).send()
+    };
     let refused = healthz("1.2.3.4").await.unwrap();
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(refused.headers().contains_key("retry-after"));
@@ -403,13 +506,15 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
     // Another address of the loopback range, a new connection for each request: the same 40 requests
     // before the attack and during it, spread over more than the header timeout (in which a silent
     // connection is closed and opened again).
-    let other = Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).pool_max_idle_per_host(0).build().unwrap();
+    let other =
+        Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).pool_max_idle_per_host(0).build().unwrap();
     let spacing = Duration::from_millis(HEADER_TIMEOUT * 2_000 / 40);
     let requests = async || {
         let mut times = Vec::new();
         for _ in 0..40 {
             let start = Instant::now();
-            let answered = other.get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(30)).send().await;
+            let answered =
+                other.get(format!("{}/healthz", server.base())).timeout(Duration::from_secs(30)).send().await;
             times.push(start.elapsed());
             assert_eq!(answered.map(|r| r.status()).ok(), Some(StatusCode::OK), "after {:?}", start.elapsed());
             tokio::time::sleep(spacing).await;
@@ -427,7 +532,10 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
         attackers.spawn(async move {
             let mut held: Vec<tokio::net::TcpStream> = Vec::new();
             while attacking.load(Ordering::Relaxed) {
-                held.retain(|socket| matches!(socket.try_read(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
+                held.retain(|socket| {
+                    matches!(socket.try_read(&mut [0u8; 1]), Err(e) if e.kind() ==
+                    std::io::ErrorKind::WouldBlock)
+                });
                 while held.len() < 80 && attacking.load(Ordering::Relaxed) {
                     match tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect(target)).await {
                         Ok(Ok(socket)) => held.push(socket),
@@ -447,7 +555,8 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
     attackers.join_all().await;
     let median = |times: &[Duration]| times[times.len() / 2];
     println!(
-        "{} connections opened from one address; 40 /healthz from another: median {:?} and slowest {:?} during the attack, {:?} and {:?} before",
+        "{} connections opened from one address; 40 /healthz from another: median {:?} and slowest {:?} during the \
+            attack, {:?} and {:?} before",
         opened.load(Ordering::Relaxed),
         median(&attacked),
         attacked.last().unwrap(),
@@ -469,16 +578,25 @@ async fn a_fault_of_ours_is_a_generic_500_whose_request_id_the_log_carries_with_
     let guest: Value = http.post(format!("{base}/api/guest")).send().await.unwrap().json().await.unwrap();
     let token = guest["token"].as_str().unwrap();
     // The store loses a table behind the server's back: nothing a client did, so a 500.
-    rusqlite::Connection::open(dir.path().join("vegas.sqlite3")).unwrap().execute_batch("ALTER TABLE tickets RENAME TO tickets_gone").unwrap();
+    rusqlite::Connection::open(dir.path().join("vegas.sqlite3"))
+        .unwrap()
+        .execute_batch("ALTER TABLE tickets RENAME TO tickets_gone")
+        .unwrap();
     let response = http.get(format!("{base}/api/tickets")).bearer_auth(token).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
     let request_id = response.headers()["x-request-id"].to_str().unwrap().to_owned();
     let body = response.text().await.unwrap();
     let fault: Value = serde_json::from_str(&body).unwrap();
     assert_eq!((fault["error"].as_str(), fault["request_id"].as_str()), (Some("internal"), Some(request_id.as_str())));
-    assert!(!body.contains("tickets") && !body.contains("table") && !body.contains("database"), "no internal text: {body}");
+    assert!(
+        !body.contains("tickets") && !body.contains("table") && !body.contains("database"),
+        "no internal text: {body}"
+    );
     let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
-    let line = log.lines().find(|l| l.contains(&request_id)).unwrap_or_else(|| panic!("no log line with {request_id}:\n{log}"));
+    let line = log
+        .lines()
+        .find(|l| l.contains(&request_id))
+        .unwrap_or_else(|| panic!("no log line with {request_id}:\n{log}"));
     assert!(line.contains("no such table"), "the cause is logged: {line}");
 }
 
@@ -490,12 +608,15 @@ fn the_data_directory_and_its_files_are_owner_only_and_looser_ones_are_refused()
     vegas(&data, &["emission", "create", "--blocks", "1"]);
     let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&data), 0o700);
-    let files: Vec<_> = std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().path()).filter(|p| !p.ends_with("server.log")).collect();
+    let files: Vec<_> =
+        std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().path()).filter(|p| !p.ends_with("server.log")).collect();
     assert!(files.iter().any(|f| f.ends_with("vegas.sqlite3")), "{files:?}");
     for file in &files {
         assert_eq!(mode(file), 0o600, "{}", file.display());
     }
-    let chmod = |path: &std::path::Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    let chmod = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
     chmod(&data.join("vegas.sqlite3"), 0o644);
     let refused = vegas_refused(&data, &["blocks", "list"]);
     assert!(refused.contains("chmod 600") && refused.contains("vegas.sqlite3"), "{refused}");
@@ -518,7 +639,16 @@ fn a_file_limit_below_the_connection_limit_lowers_it_and_says_so() {
         .arg(support::process::binary())
         .arg("--data")
         .arg(dir.path())
-        .args(["serve", "--demo", "--max-connections", "4096", "--addr", &format!("127.0.0.1:{port}"), "--admin-addr", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--demo",
+            "--max-connections",
+            "4096",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--admin-addr",
+            "127.0.0.1:0",
+        ])
         .env("RUST_LOG", "warn")
         .stderr(log)
         .spawn()
@@ -531,7 +661,10 @@ fn a_file_limit_below_the_connection_limit_lowers_it_and_says_so() {
     let log = read_log();
     server.kill().unwrap();
     server.wait().unwrap();
-    assert!(log.contains("allows fewer connections") && log.contains("wanted=4096 slots=144"), "400 descriptors less 256 kept: {log}");
+    assert!(
+        log.contains("allows fewer connections") && log.contains("wanted=4096 slots=144"),
+        "400 descriptors less 256 kept: {log}"
+    );
 }
 
 /// `vegas audit verify` through the binary: it passes on a log its commands wrote, and once a row is
@@ -562,7 +695,10 @@ fn audit_verify_names_the_row_rewritten_behind_the_logs_back() {
     let conn = rusqlite::Connection::open(data.path().join("vegas.sqlite3")).unwrap();
     let refused = conn.execute_batch("UPDATE audit_log SET reason = 'promotion' WHERE seq = 4");
     assert!(refused.is_err_and(|e| e.to_string().contains("append-only")));
-    conn.execute_batch("DROP TRIGGER audit_log_append_only_update; UPDATE audit_log SET reason = 'promotion' WHERE seq = 4").unwrap();
+    conn.execute_batch(
+        "DROP TRIGGER audit_log_append_only_update; UPDATE audit_log SET reason = 'promotion' WHERE seq = 4",
+    )
+    .unwrap();
     drop(conn);
     let broken = vegas_refused(data.path(), &["audit", "verify"]);
     assert!(broken.contains("audit log broken: audit log row 4"), "{broken}");
@@ -576,12 +712,16 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
     let dir = private_dir();
     let server = demo_server(&dir, &NO_RATE_LIMIT);
     let (http, base) = (Client::new(), server.base());
-    let (status, body) = send(http.post(format!("{base}/api/register")).json(&credentials("payee", "correct horse"))).await;
+    let (status, body) =
+        send(http.post(format!("{base}/api/register")).json(&credentials("payee", "correct horse"))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let token = body["token"].as_str().unwrap().to_owned();
     for flow in ["stake", "deposit"] {
         let limit = json!({ "flow": flow, "span": "week", "amount_cents": 1_000_000 });
-        assert_eq!(send(http.put(format!("{base}/api/responsible/limits")).bearer_auth(&token).json(&limit)).await.0, StatusCode::OK);
+        assert_eq!(
+            send(http.put(format!("{base}/api/responsible/limits")).bearer_auth(&token).json(&limit)).await.0,
+            StatusCode::OK
+        );
     }
     let selling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let mut buyers = tokio::task::JoinSet::new();
@@ -603,7 +743,10 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
                 let status = buy.send().await.unwrap().status();
                 latencies.push(started.elapsed());
                 if status == StatusCode::PAYMENT_REQUIRED {
-                    let top_up = http.post(format!("{base}/api/wallet/deposit")).bearer_auth(&guest).json(&json!({ "amount_cents": 10_000 }));
+                    let top_up = http
+                        .post(format!("{base}/api/wallet/deposit"))
+                        .bearer_auth(&guest)
+                        .json(&json!({ "amount_cents": 10_000 }));
                     assert_eq!(top_up.send().await.unwrap().status(), StatusCode::OK);
                 } else {
                     assert_eq!(status, StatusCode::CREATED);
@@ -617,7 +760,10 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
         (0..200)
             .map(|i| {
                 let started = Instant::now();
-                vegas(&data, &["wallet", "credit", "--player", "payee", "--amount", "1", "--reason", &format!("virement {i}")]);
+                vegas(
+                    &data,
+                    &["wallet", "credit", "--player", "payee", "--amount", "1", "--reason", &format!("virement {i}")],
+                );
                 started.elapsed()
             })
             .collect::<Vec<_>>()
@@ -631,14 +777,19 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
     let slowest_credit = credited.iter().max().unwrap();
     // Straight to the process's stderr, past the test harness's capture: `make test` shows the figure.
     let figure = format!(
-        "200 CLI credits beside the server, none refused (slowest {slowest_credit:?}); {} purchases meanwhile: p50 {:?}, p99 {:?}\n",
+        "200 CLI credits beside the server, none refused (slowest {slowest_credit:?}); {} purchases meanwhile: p50 \
+            {:?}, p99 {:?}\n",
         latencies.len(),
         at(0.5),
         at(0.99)
     );
     std::io::stderr().write_all(figure.as_bytes()).unwrap();
     let me = send(http.get(format!("{base}/api/me")).bearer_auth(&token)).await.1;
-    assert_eq!(me["balance_cents"], 100 * 200 + 10_000, "the 200 credits, and the demo money an account starts with: {me}");
+    assert_eq!(
+        me["balance_cents"],
+        100 * 200 + 10_000,
+        "the 200 credits, and the demo money an account starts with: {me}"
+    );
     assert!(latencies.len() > 200, "the server sold all along: {}", latencies.len());
     let audit = String::from_utf8(vegas(dir.path(), &["audit", "show", "--limit", "1000"]).stdout).unwrap();
     assert_eq!(audit.matches("wallet_credited").count(), 200);

@@ -9,7 +9,8 @@ use vegas::payload::{FORMAT_VERSION, Serial, TicketClaims, TicketSigner};
 #[test]
 fn jsonwebtoken_verifies_a_ticket_with_the_published_jwk() {
     let signer = TicketSigner::from_secret([5; 32]);
-    let zones = compose(&Design::default_design(), Cents::euros(30), &mut rand_chacha::ChaCha20Rng::seed_from_u64(1)).unwrap();
+    let zones =
+        compose(&Design::default_design(), Cents::euros(30), &mut rand_chacha::ChaCha20Rng::seed_from_u64(1)).unwrap();
     let claims = TicketClaims {
         v: FORMAT_VERSION,
         jti: "t".into(),

@@ -15,8 +15,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use support::process::{ServerProcess, binary, private_dir, vegas};
 
-const NO_RATE_LIMIT: [&str; 8] =
-    ["--auth-burst", "100000", "--auth-per-minute", "100000", "--max-connections-per-client", "100000", "--new-connections-per-second", "100000"];
+const NO_RATE_LIMIT: [&str; 8] = [
+    "--auth-burst",
+    "100000",
+    "--auth-per-minute",
+    "100000",
+    "--max-connections-per-client",
+    "100000",
+    "--new-connections-per-second",
+    "100000",
+];
 
 fn demo_server(dir: &tempfile::TempDir) -> ServerProcess {
     vegas(dir.path(), &["emission", "create", "--blocks", "1"]);
@@ -38,7 +46,13 @@ type Outcomes = Vec<(String, String, Option<String>)>;
 
 /// `buyers` guests buying « Auto » tickets as fast as answers come, until `selling` turns false or a
 /// purchase gets no answer; each acknowledged ticket is noted with the time its answer came.
-fn start_buyers(http: &Client, base: &str, buyers: usize, selling: Arc<AtomicBool>, answered: Arc<AtomicUsize>) -> tokio::task::JoinSet<(String, Outcomes)> {
+fn start_buyers(
+    http: &Client,
+    base: &str,
+    buyers: usize,
+    selling: Arc<AtomicBool>,
+    answered: Arc<AtomicUsize>,
+) -> tokio::task::JoinSet<(String, Outcomes)> {
     let mut set = tokio::task::JoinSet::new();
     for b in 0..buyers {
         let (http, base, selling, answered) = (http.clone(), base.to_owned(), selling.clone(), answered.clone());
@@ -50,7 +64,11 @@ fn start_buyers(http: &Client, base: &str, buyers: usize, selling: Arc<AtomicBoo
                     break;
                 }
                 let key = format!("b{b}-{i}");
-                let buy = http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", &key).json(&json!({ "mode": "auto" }));
+                let buy = http
+                    .post(format!("{base}/api/tickets"))
+                    .bearer_auth(&token)
+                    .header("Idempotency-Key", &key)
+                    .json(&json!({ "mode": "auto" }));
                 match buy.send().await {
                     Ok(response) if response.status() == StatusCode::CREATED => {
                         let body: Value = response.json().await.unwrap();
@@ -58,10 +76,15 @@ fn start_buyers(http: &Client, base: &str, buyers: usize, selling: Arc<AtomicBoo
                         answered.fetch_add(1, Ordering::Relaxed);
                     }
                     Ok(response) if response.status() == StatusCode::PAYMENT_REQUIRED => {
-                        let top_up = http.post(format!("{base}/api/wallet/deposit")).bearer_auth(&token).json(&json!({ "amount_cents": 10_000 }));
+                        let top_up = http
+                            .post(format!("{base}/api/wallet/deposit"))
+                            .bearer_auth(&token)
+                            .json(&json!({ "amount_cents": 10_000 }));
                         assert_eq!(top_up.send().await.unwrap().status(), StatusCode::OK);
                     }
-                    Ok(response) => panic!("a purchase answered {}: {}", response.status(), response.text().await.unwrap()),
+                    Ok(response) => {
+                        panic!("a purchase answered {}: {}", response.status(), response.text().await.unwrap())
+                    }
                     Err(_) => {
                         outcomes.push((key, token.clone(), None));
                         break;
@@ -94,25 +117,46 @@ async fn sigterm_answers_the_purchases_in_flight_stops_and_loses_none() {
     assert!(took < Duration::from_secs(31), "stopped in {took:?}");
     let unanswered = results.iter().flat_map(|(_, o)| o).filter(|(_, _, t)| t.is_none()).count();
     print_figure(format!(
-        "SIGTERM with 16 buyers: exit 0 in {took:?}; {after_signal} purchases answered after the signal, {unanswered} sent and not acknowledged"
+        "SIGTERM with 16 buyers: exit 0 in {took:?}; {after_signal} purchases answered after the signal, {unanswered} \
+            sent and not acknowledged"
     ));
 
     // Started again on the same store: every acknowledged ticket is there, once; a purchase that got no
     // answer, sent again with its key, is sold once (now, or replayed if it was made).
     server.restart();
     for (token, outcomes) in &results {
-        let history: Vec<Value> = http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+        let history: Vec<Value> = http
+            .get(format!("{base}/api/tickets?limit=100"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         let held: HashMap<&str, &Value> = history.iter().map(|t| (t["id"].as_str().unwrap(), t)).collect();
         let acknowledged: Vec<&String> = outcomes.iter().filter_map(|(_, _, t)| t.as_ref()).collect();
         for id in &acknowledged {
             assert!(held.contains_key(id.as_str()), "acknowledged ticket {id} is in the store after the stop");
         }
         for (key, _, _) in outcomes.iter().filter(|(_, _, t)| t.is_none()) {
-            let again = http.post(format!("{base}/api/tickets")).bearer_auth(token).header("Idempotency-Key", key).json(&json!({ "mode": "auto" }));
+            let again = http
+                .post(format!("{base}/api/tickets"))
+                .bearer_auth(token)
+                .header("Idempotency-Key", key)
+                .json(&json!({ "mode": "auto" }));
             let status = again.send().await.unwrap().status();
             assert!(status == StatusCode::OK || status == StatusCode::CREATED, "{status}");
         }
-        let history: Vec<Value> = http.get(format!("{base}/api/tickets?limit=100")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+        let history: Vec<Value> = http
+            .get(format!("{base}/api/tickets?limit=100"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(history.len(), outcomes.len(), "one ticket per key, no more");
     }
     drop(server);
@@ -145,10 +189,22 @@ async fn a_backup_taken_while_the_server_sells_restores_every_ticket_acknowledge
     selling.store(false, Ordering::Relaxed);
     let results = buyers.join_all().await;
     assert!(during > 0, "the server sold while the backup ran");
-    assert_eq!(std::fs::metadata(&dest).unwrap().permissions().mode() & 0o777, 0o600, "the copy holds the store's secrets: owner-only");
+    assert_eq!(
+        std::fs::metadata(&dest).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "the copy holds the store's secrets: owner-only"
+    );
     assert!(!copies.path().join("vegas-backup.sqlite3.partial").exists());
-    let refused = std::process::Command::new(binary()).arg("--data").arg(dir.path()).args(["backup", dest.to_str().unwrap()]).output().unwrap();
-    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("exists already"), "a backup never overwrites");
+    let refused = std::process::Command::new(binary())
+        .arg("--data")
+        .arg(dir.path())
+        .args(["backup", dest.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        !refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("exists already"),
+        "a backup never overwrites"
+    );
 
     // Restored into an empty data directory, as README says: the books balance, and every ticket
     // acknowledged before the backup began is in it.
@@ -157,21 +213,35 @@ async fn a_backup_taken_while_the_server_sells_restores_every_ticket_acknowledge
     std::fs::set_permissions(restored.path().join("vegas.sqlite3"), std::fs::Permissions::from_mode(0o600)).unwrap();
     let report = String::from_utf8(vegas(restored.path(), &["ledger", "check"]).stdout).unwrap();
     let store = rusqlite::Connection::open(restored.path().join("vegas.sqlite3")).unwrap();
-    let in_copy: std::collections::HashSet<String> =
-        store.prepare("SELECT id FROM tickets").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let in_copy: std::collections::HashSet<String> = store
+        .prepare("SELECT id FROM tickets")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     // Each buyer's first tickets were answered first: the first `acknowledged_before` answers overall
     // are among them, and the copy holds at least as many tickets as were acknowledged before it.
-    assert!(in_copy.len() >= acknowledged_before, "{} tickets in the copy, {acknowledged_before} acknowledged before it began", in_copy.len());
+    assert!(
+        in_copy.len() >= acknowledged_before,
+        "{} tickets in the copy, {acknowledged_before} acknowledged before it began",
+        in_copy.len()
+    );
     let all: Vec<&String> = results.iter().flat_map(|(_, o)| o.iter().filter_map(|(_, _, t)| t.as_ref())).collect();
     let in_copy_of_all = all.iter().filter(|id| in_copy.contains(id.as_str())).count();
     assert_eq!(in_copy_of_all, in_copy.len(), "the copy holds only acknowledged (or answered-later) tickets");
     // Tickets of each buyer are in the copy as a prefix of what it was answered: none missing in between.
     for (_, outcomes) in &results {
-        let held: Vec<bool> = outcomes.iter().filter_map(|(_, _, t)| t.as_ref()).map(|id| in_copy.contains(id)).collect();
-        assert!(held.windows(2).all(|w| w[0] || !w[1]), "a buyer's tickets are in the copy up to one instant, none missing before it");
+        let held: Vec<bool> =
+            outcomes.iter().filter_map(|(_, _, t)| t.as_ref()).map(|id| in_copy.contains(id)).collect();
+        assert!(
+            held.windows(2).all(|w| w[0] || !w[1]),
+            "a buyer's tickets are in the copy up to one instant, none missing before it"
+        );
     }
     print_figure(format!(
-        "backup under load: {} ({took:?}) while {during} purchases were answered; the restored copy holds {} tickets ({acknowledged_before} acknowledged before it began), ledger check: {}",
+        "backup under load: {} ({took:?}) while {during} purchases were answered; the restored copy holds {} tickets \
+            ({acknowledged_before} acknowledged before it began), ledger check: {}",
         String::from_utf8_lossy(&output.stdout).trim(),
         in_copy.len(),
         report.lines().next().unwrap_or_default()
@@ -199,13 +269,19 @@ async fn metrics_are_on_the_operators_address_pass_promtool_and_probes_tell_read
     assert_eq!(http.get(format!("{admin}/readyz")).send().await.unwrap().status(), StatusCode::OK);
     let token = guest(&http, &base).await;
     for key in ["m1", "m2", "m2"] {
-        let buy = http.post(format!("{base}/api/tickets")).bearer_auth(&token).header("Idempotency-Key", key).json(&json!({ "mode": "auto" }));
+        let buy = http
+            .post(format!("{base}/api/tickets"))
+            .bearer_auth(&token)
+            .header("Idempotency-Key", key)
+            .json(&json!({ "mode": "auto" }));
         assert!(buy.send().await.unwrap().status().is_success());
     }
     // Past the per-address rate of new sessions (20 at once by default): refusals are counted.
     let mut refused = 0;
     for _ in 0..30 {
-        refused += usize::from(http.post(format!("{base}/api/guest")).send().await.unwrap().status() == StatusCode::TOO_MANY_REQUESTS);
+        refused += usize::from(
+            http.post(format!("{base}/api/guest")).send().await.unwrap().status() == StatusCode::TOO_MANY_REQUESTS,
+        );
     }
     assert!(refused > 0);
 
@@ -214,7 +290,10 @@ async fn metrics_are_on_the_operators_address_pass_promtool_and_probes_tell_read
     assert!(scraped.headers()["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
     let text = scraped.text().await.unwrap();
     let value = |series: &str| -> f64 {
-        let line = text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' ')).unwrap_or_else(|| panic!("no {series} in:\n{text}"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("no {series} in:\n{text}"));
         line.rsplit(' ').next().unwrap().parse().unwrap()
     };
     assert_eq!(value("vegas_purchases_total"), 2.0);
@@ -244,18 +323,37 @@ async fn metrics_are_on_the_operators_address_pass_promtool_and_probes_tell_read
         .expect("promtool (Debian's prometheus package; `make tools` installs it)");
     promtool.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
     let checked = promtool.wait_with_output().unwrap();
-    assert!(checked.status.success(), "promtool check metrics: {}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
-    print_figure(format!("promtool check metrics: passed on {} series", text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count()));
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    print_figure(format!(
+        "promtool check metrics: passed on {} series",
+        text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count()
+    ));
 }
 
 #[test]
 fn json_logs_are_one_object_per_line_for_a_log_shipper() {
     let dir = private_dir();
-    let output =
-        std::process::Command::new(binary()).arg("--data").arg(dir.path()).args(["--log-format", "json", "migrate"]).env("RUST_LOG", "info").output().unwrap();
+    let output = std::process::Command::new(binary())
+        .arg("--data")
+        .arg(dir.path())
+        .args(["--log-format", "json", "migrate"])
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
     assert!(output.status.success());
     let logs = String::from_utf8(output.stderr).unwrap();
-    let lines: Vec<Value> = logs.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let lines: Vec<Value> =
+        logs.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
     assert!(!lines.is_empty(), "migrating a new store logs its migrations");
-    assert!(lines.iter().all(|l| l["level"].is_string() && l["timestamp"].is_string() && l["fields"]["message"].is_string()), "{logs}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["level"].is_string() && l["timestamp"].is_string() && l["fields"]["message"].is_string()),
+        "{logs}"
+    );
 }

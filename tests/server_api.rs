@@ -31,13 +31,21 @@ fn template() -> &'static Path {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime.block_on(async {
                 let store = open_store(&made, Opening::Beside).unwrap();
-                blocks::create_emission(&store, vegas::composer::design::DEFAULT_DESIGN_TOML, 2, vegas::server::Clock::system().now()).await.unwrap();
+                blocks::create_emission(
+                    &store,
+                    vegas::composer::design::DEFAULT_DESIGN_TOML,
+                    2,
+                    vegas::server::Clock::system().now(),
+                )
+                .await
+                .unwrap();
             });
         })
         .join()
         .unwrap();
         let conn = rusqlite::Connection::open(dir.join("vegas.sqlite3")).unwrap();
-        let (busy, _, _): (i64, i64, i64) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+        let (busy, _, _): (i64, i64, i64) =
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
         assert_eq!(busy, 0, "the template is whole in its main file");
         dir
     })
@@ -70,7 +78,11 @@ async fn server_with(change: impl FnOnce(Config) -> Config, clock: Clock) -> Ser
     start(Duration::from_secs(3600), None, |config| change(Config { clock, ..config })).await
 }
 
-async fn start(settle_after: Duration, dist: Option<std::path::PathBuf>, change: impl FnOnce(Config) -> Config) -> Server {
+async fn start(
+    settle_after: Duration,
+    dist: Option<std::path::PathBuf>,
+    change: impl FnOnce(Config) -> Config,
+) -> Server {
     let data = private_dir();
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let dist_dir = dist.unwrap_or_else(|| data.path().join("dist"));
@@ -127,7 +139,8 @@ impl Server {
     }
 
     async fn ledger_check(&self) -> ledger::LedgerReport {
-        ledger::check(self.store.ledger_facts().await.unwrap()).unwrap_or_else(|problems| panic!("ledger check failed: {problems:#?}"))
+        ledger::check(self.store.ledger_facts().await.unwrap())
+            .unwrap_or_else(|problems| panic!("ledger check failed: {problems:#?}"))
     }
 
     async fn guest(&self) -> Player {
@@ -137,8 +150,14 @@ impl Server {
         let session = cookies.iter().find(|c| c.starts_with("vegas_session=")).unwrap_or_else(|| panic!("{cookies:?}"));
         assert!(session.contains("HttpOnly") && session.contains("SameSite=Strict"), "{session}");
         // The page's script reads whether it is signed in, never the session's secret.
-        let signed_in = cookies.iter().find(|c| c.starts_with("vegas_signed_in=1;")).unwrap_or_else(|| panic!("{cookies:?}"));
-        assert!(!signed_in.contains("HttpOnly") && signed_in.contains("SameSite=Strict") && signed_in.contains("Max-Age=2592000"), "{signed_in}");
+        let signed_in =
+            cookies.iter().find(|c| c.starts_with("vegas_signed_in=1;")).unwrap_or_else(|| panic!("{cookies:?}"));
+        assert!(
+            !signed_in.contains("HttpOnly")
+                && signed_in.contains("SameSite=Strict")
+                && signed_in.contains("Max-Age=2592000"),
+            "{signed_in}"
+        );
         let body: Value = r.json().await.unwrap();
         assert_eq!(body["player"]["balance_cents"], 10_000);
         Player { token: body["token"].as_str().unwrap().to_owned() }
@@ -155,8 +174,15 @@ impl Server {
     }
 
     async fn buy(&self, p: &Player, mode: &str, key: &str) -> (StatusCode, Value) {
-        let r =
-            self.http.post(self.url("/api/tickets")).bearer_auth(&p.token).header("Idempotency-Key", key).json(&json!({ "mode": mode })).send().await.unwrap();
+        let r = self
+            .http
+            .post(self.url("/api/tickets"))
+            .bearer_auth(&p.token)
+            .header("Idempotency-Key", key)
+            .json(&json!({ "mode": mode }))
+            .send()
+            .await
+            .unwrap();
         let status = r.status();
         (status, r.json().await.unwrap())
     }
@@ -174,7 +200,8 @@ impl Server {
     }
 
     async fn lot_of(&self, ticket: &Value) -> i64 {
-        let verified = verify(ticket["payload"].as_str().unwrap(), &self.jwks().await).expect("the server's payload verifies");
+        let verified =
+            verify(ticket["payload"].as_str().unwrap(), &self.jwks().await).expect("the server's payload verifies");
         verified.outcome.lot.0 as i64
     }
 }
@@ -207,7 +234,8 @@ async fn auto_ticket_debits_then_credits_its_win_once() {
     assert_eq!(done["balance_cents"], 9_700 + lot);
     let (status, again) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
     assert_eq!((status, again["error"].as_str()), (StatusCode::CONFLICT, Some("ticket_finished")));
-    let (status, again) = s.call(&p, M::POST, &format!("/api/tickets/{id}/reveal"), Some(json!({ "zones": [0] }))).await;
+    let (status, again) =
+        s.call(&p, M::POST, &format!("/api/tickets/{id}/reveal"), Some(json!({ "zones": [0] }))).await;
     assert_eq!((status, again["error"].as_str()), (StatusCode::CONFLICT, Some("ticket_finished")));
     assert_eq!(s.balance(&p).await, 9_700 + lot, "never credited twice");
 }
@@ -228,8 +256,13 @@ async fn zones_sent_late_are_recorded_when_they_were_uncovered() {
     assert_eq!((status, err["error"].as_str()), (StatusCode::BAD_REQUEST, Some("bad_request")));
     assert!(err["message"].as_str().unwrap().contains("seconds_ago has 1 values for 2 zones"), "{err}");
     let (status, err) = s.call(&p, M::POST, &path, Some(json!({ "zones": [0, 1], "seconds_ago": [-5, 0] }))).await;
-    assert_eq!((status, err["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_json")), "no negative age: {err}");
-    let (status, t) = s.call(&p, M::POST, &path, Some(json!({ "zones": [0, 1, 2], "seconds_ago": [60, 30, 1000] }))).await;
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_json")),
+        "no negative age: {err}"
+    );
+    let (status, t) =
+        s.call(&p, M::POST, &path, Some(json!({ "zones": [0, 1, 2], "seconds_ago": [60, 30, 1000] }))).await;
     assert_eq!(status, StatusCode::OK);
     let at = t["revealed_at"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap() - t0).collect::<Vec<_>>();
     assert_eq!(at, [40, 70, 70], "60 s and 30 s before the call; the third not before the second");
@@ -278,7 +311,8 @@ async fn a_retry_with_the_same_key_returns_the_same_ticket_and_debits_once() {
     assert_eq!(s.balance(&p).await, 9_700);
     let (status, err) = s.buy(&p, "jouez", "same").await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("idempotency_key_reused")));
-    let r = s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).json(&json!({"mode": "auto"})).send().await.unwrap();
+    let r =
+        s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).json(&json!({"mode": "auto"})).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST, "a purchase without a key is refused");
     // Keys are compared byte for byte, as received: a key with a space inside is refused, never taken for
     // another. (Whitespace around a header's value is not part of it in HTTP: " same " is "same".)
@@ -332,7 +366,13 @@ async fn an_abandoned_ticket_is_settled_by_the_server_and_can_still_be_finished(
     assert_eq!(state["revealed"], json!([0]), "the ticket comes back where it was");
     assert_eq!(state["win_cents"], lot);
     assert_eq!(s.balance(&p).await, 9_700 + lot);
-    s.call(&p, M::POST, &format!("/api/tickets/{id}/reveal"), Some(json!({"zones": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}))).await;
+    s.call(
+        &p,
+        M::POST,
+        &format!("/api/tickets/{id}/reveal"),
+        Some(json!({"zones": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]})),
+    )
+    .await;
     let (_, done) = s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await;
     assert_eq!(done["ticket"]["state"], "finished");
     assert_eq!(done["balance_cents"], 9_700 + lot, "settled once, not again on completion");
@@ -358,7 +398,11 @@ async fn history_lists_the_last_tickets_and_players_never_see_each_other() {
     let older: Vec<&str> = older.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(older, [ids[1].as_str(), ids[0].as_str()]);
     let (status, err) = s.call(&b, M::GET, &format!("/api/tickets?before={}", ids[0]), None).await;
-    assert_eq!((status, err["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "no paging from another's ticket");
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found")),
+        "no paging from another's ticket"
+    );
 
     let (status, err) = s.call(&b, M::GET, &format!("/api/tickets/{}", ids[0]), None).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
@@ -373,22 +417,49 @@ async fn register_login_logout() {
     let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let cookie = r.headers()["set-cookie"].to_str().unwrap();
-    assert!(cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict") && cookie.contains("; Secure"), "{cookie}");
+    assert!(
+        cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict") && cookie.contains("; Secure"),
+        "{cookie}"
+    );
     let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::CONFLICT);
     // One name however it is typed: case, width, or a lookalike letter of another script.
     for same in ["Lucie", "ＬＵＣＩＥ"] {
-        let r = s.http.post(s.url("/api/register")).json(&json!({"name": same, "password": "another-password"})).send().await.unwrap();
+        let r = s
+            .http
+            .post(s.url("/api/register"))
+            .json(&json!({"name": same, "password": "another-password"}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), StatusCode::CONFLICT, "{same}");
     }
-    let r = s.http.post(s.url("/api/register")).json(&json!({"name": "lucіe", "password": "another-password"})).send().await.unwrap();
+    let r = s
+        .http
+        .post(s.url("/api/register"))
+        .json(&json!({"name": "lucіe", "password": "another-password"}))
+        .send()
+        .await
+        .unwrap();
     let err: Value = r.json().await.unwrap();
     assert!(err["message"].as_str().unwrap().contains("mixes scripts"), "{err}");
-    let r = s.http.post(s.url("/api/login")).json(&json!({"name": "ＬＵＣＩＥ", "password": "trèfle-à-quatre"})).send().await.unwrap();
+    let r = s
+        .http
+        .post(s.url("/api/login"))
+        .json(&json!({"name": "ＬＵＣＩＥ", "password": "trèfle-à-quatre"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK, "a name logs in however it is typed");
     let r = s.http.post(s.url("/api/register")).json(&json!({"name": "x", "password": "short"})).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
-    let r = s.http.post(s.url("/api/login")).json(&json!({"name": "lucie", "password": "wrong-password"})).send().await.unwrap();
+    let r = s
+        .http
+        .post(s.url("/api/login"))
+        .json(&json!({"name": "lucie", "password": "wrong-password"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     let r = s.http.post(s.url("/api/login")).json(&creds).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
@@ -397,7 +468,8 @@ async fn register_login_logout() {
     let (_, me) = s.call(&p, M::GET, "/api/me", None).await;
     assert_eq!((me["name"].as_str(), me["guest"].as_bool()), (Some("lucie"), Some(false)));
     let out = s.http.post(s.url("/api/logout")).bearer_auth(&p.token).send().await.unwrap();
-    let mut cleared: Vec<&str> = out.headers().get_all("set-cookie").iter().map(|c| c.to_str().unwrap().split_once('=').unwrap().0).collect();
+    let mut cleared: Vec<&str> =
+        out.headers().get_all("set-cookie").iter().map(|c| c.to_str().unwrap().split_once('=').unwrap().0).collect();
     cleared.sort();
     assert_eq!(cleared, ["vegas_session", "vegas_signed_in"], "both forgotten");
     assert!(out.headers().get_all("set-cookie").iter().all(|c| c.to_str().unwrap().contains("Max-Age=0")));
@@ -410,20 +482,27 @@ async fn a_guest_becomes_an_account_and_keeps_its_balance_and_tickets() {
     let guest = s.guest().await;
     let (_, bought) = s.buy(&guest, "auto", "before").await;
     let balance = s.balance(&guest).await;
-    let (status, me) = s.call(&guest, M::POST, "/api/account", Some(json!({"name": "Zoé", "password": "as-de-pique"}))).await;
+    let (status, me) =
+        s.call(&guest, M::POST, "/api/account", Some(json!({"name": "Zoé", "password": "as-de-pique"}))).await;
     assert_eq!(status, StatusCode::OK, "{me}");
-    assert_eq!((me["name"].as_str(), me["guest"].as_bool(), me["balance_cents"].as_i64()), (Some("Zoé"), Some(false), Some(balance)));
-    let (status, err) = s.call(&guest, M::POST, "/api/account", Some(json!({"name": "Autre", "password": "as-de-pique"}))).await;
+    assert_eq!(
+        (me["name"].as_str(), me["guest"].as_bool(), me["balance_cents"].as_i64()),
+        (Some("Zoé"), Some(false), Some(balance))
+    );
+    let (status, err) =
+        s.call(&guest, M::POST, "/api/account", Some(json!({"name": "Autre", "password": "as-de-pique"}))).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("already_registered")));
     let other = s.guest().await;
-    let (status, err) = s.call(&other, M::POST, "/api/account", Some(json!({"name": "ZOÉ", "password": "as-de-pique"}))).await;
+    let (status, err) =
+        s.call(&other, M::POST, "/api/account", Some(json!({"name": "ZOÉ", "password": "as-de-pique"}))).await;
     assert_eq!((status, err["error"].as_str()), (StatusCode::CONFLICT, Some("name_taken")));
     let (status, _) = s.call(&other, M::POST, "/api/account", Some(json!({"name": "Zed", "password": "court"}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "a password of 8 characters or more");
 
     // Logged out, then in again by name: the same money and the same tickets.
     s.call(&guest, M::POST, "/api/logout", None).await;
-    let r = s.http.post(s.url("/api/login")).json(&json!({"name": "zoé", "password": "as-de-pique"})).send().await.unwrap();
+    let r =
+        s.http.post(s.url("/api/login")).json(&json!({"name": "zoé", "password": "as-de-pique"})).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let body: Value = r.json().await.unwrap();
     let again = Player { token: body["token"].as_str().unwrap().into() };
@@ -444,7 +523,11 @@ async fn a_sold_out_block_closes_reveals_its_seed_and_the_next_opens() {
     assert_eq!(next["ticket"]["serial"], "E1-B2-0000000");
     let blocks: Value = s.http.get(s.url("/api/blocks")).send().await.unwrap().json().await.unwrap();
     assert_eq!((blocks[0]["open"].as_bool(), blocks[0]["seed"].as_str().map(str::len)), (Some(false), Some(64)));
-    assert_eq!((blocks[1]["open"].as_bool(), &blocks[1]["seed"]), (Some(true), &Value::Null), "an open block keeps its seed");
+    assert_eq!(
+        (blocks[1]["open"].as_bool(), &blocks[1]["seed"]),
+        (Some(true), &Value::Null),
+        "an open block keeps its seed"
+    );
     assert_eq!(blocks[1]["prize_table"][0], json!({"count": 2, "lot_cents": 4_000_000}));
 
     s.db().execute("UPDATE block_sales SET sold = ?1, closed_at = 0 WHERE block = 2", [BLOCK_SIZE]).unwrap();
@@ -458,7 +541,8 @@ fn proven(payload: &str, jwks: &Jwks, proof: &Value, root: &[u8; 32]) -> bool {
     let claims = verify(payload, jwks).expect("the payload verifies").claims;
     let salt = claims.salt.as_deref().map(|s| from_hex(s).expect("a hex salt"));
     let leaf = merkle::leaf(&mut Vec::new(), salt.as_ref(), claims.serial, &claims.zones, claims.lot_cents);
-    let path: Vec<[u8; 32]> = proof["path"].as_array().unwrap().iter().map(|h| from_hex(h.as_str().unwrap()).unwrap()).collect();
+    let path: Vec<[u8; 32]> =
+        proof["path"].as_array().unwrap().iter().map(|h| from_hex(h.as_str().unwrap()).unwrap()).collect();
     let (index, count) = (proof["index"].as_u64().unwrap() as usize, proof["leaf_count"].as_u64().unwrap() as usize);
     index == claims.serial.index as usize && merkle::verify_proof(leaf, index, count, &path, root)
 }
@@ -475,7 +559,8 @@ async fn each_ticket_is_proven_in_its_committed_block_and_a_closed_block_is_veri
 
     let (_, bought) = s.buy(&p, "auto", "first").await;
     let ticket = &bought["ticket"];
-    let (status, proof) = s.call(&p, M::GET, &format!("/api/tickets/{}/proof", ticket["id"].as_str().unwrap()), None).await;
+    let (status, proof) =
+        s.call(&p, M::GET, &format!("/api/tickets/{}/proof", ticket["id"].as_str().unwrap()), None).await;
     assert_eq!(status, StatusCode::OK);
     let payload = ticket["payload"].as_str().unwrap();
     assert!(proven(payload, &jwks, &proof, &root), "the proof leads to the published root");
@@ -484,7 +569,8 @@ async fn each_ticket_is_proven_in_its_committed_block_and_a_closed_block_is_veri
     assert!(!proven(payload, &jwks, &tampered, &root), "a tampered proof is refused");
     assert!(!proven(payload, &jwks, &proof, &[0; 32]), "another root refuses the proof");
     let other = s.guest().await;
-    let (status, _) = s.call(&other, M::GET, &format!("/api/tickets/{}/proof", ticket["id"].as_str().unwrap()), None).await;
+    let (status, _) =
+        s.call(&other, M::GET, &format!("/api/tickets/{}/proof", ticket["id"].as_str().unwrap()), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "a proof is its buyer's");
 
     let file = s.data.path().join("block.json");
@@ -506,7 +592,10 @@ async fn each_ticket_is_proven_in_its_committed_block_and_a_closed_block_is_veri
         "the ticket sold is the one the seed composes:\n{printed}"
     );
     assert!(printed.contains(&format!("salt: {}", claims.salt.unwrap())), "{printed}");
-    assert!(printed.contains("1500000 tickets recomputed from the seed, verified") && printed.contains(&open.root), "{printed}");
+    assert!(
+        printed.contains("1500000 tickets recomputed from the seed, verified") && printed.contains(&open.root),
+        "{printed}"
+    );
 
     std::fs::write(&file, closed.replace(&open.root, &vegas::block::hex(&[1; 32]))).unwrap();
     let refused = support::process::vegas_refused(s.data.path(), &["verify", file.to_str().unwrap()]);
@@ -518,7 +607,12 @@ async fn bad_requests_get_a_json_4xx_never_a_5xx() {
     let s = default_server().await;
     let p = s.guest().await;
     let post = |path: &'static str, body: &'static [u8]| {
-        s.http.post(s.url(path)).bearer_auth(&p.token).header("content-type", "application/json").header("Idempotency-Key", "x").body(body)
+        s.http
+            .post(s.url(path))
+            .bearer_auth(&p.token)
+            .header("content-type", "application/json")
+            .header("Idempotency-Key", "x")
+            .body(body)
     };
     let huge = vec![b'a'; 1 << 20];
     let cases: Vec<(reqwest::RequestBuilder, StatusCode)> = vec![
@@ -527,16 +621,36 @@ async fn bad_requests_get_a_json_4xx_never_a_5xx() {
         (post("/api/tickets", br#"{"mode": "quick"}"#), StatusCode::BAD_REQUEST),
         (post("/api/tickets", br#"{"mode": "auto", "extra": 1}"#), StatusCode::BAD_REQUEST),
         (post("/api/tickets", b""), StatusCode::BAD_REQUEST),
-        (s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).header("Idempotency-Key", "y").body(r#"{"mode":"auto"}"#), StatusCode::BAD_REQUEST),
-        (s.http.post(s.url("/api/tickets")).bearer_auth(&p.token).header("content-type", "application/json").body(huge), StatusCode::PAYLOAD_TOO_LARGE),
-        (s.http.post(s.url("/api/tickets")).header("Idempotency-Key", "z").json(&json!({"mode": "auto"})), StatusCode::UNAUTHORIZED),
+        (
+            s.http
+                .post(s.url("/api/tickets"))
+                .bearer_auth(&p.token)
+                .header("Idempotency-Key", "y")
+                .body(r#"{"mode":"auto"}"#),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            s.http
+                .post(s.url("/api/tickets"))
+                .bearer_auth(&p.token)
+                .header("content-type", "application/json")
+                .body(huge),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            s.http.post(s.url("/api/tickets")).header("Idempotency-Key", "z").json(&json!({"mode": "auto"})),
+            StatusCode::UNAUTHORIZED,
+        ),
         (s.http.get(s.url("/api/me")).bearer_auth("forged"), StatusCode::UNAUTHORIZED),
         (s.http.get(s.url("/api/tickets?limit=abc")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
         (s.http.get(s.url("/api/tickets?limit=0")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
         (s.http.get(s.url("/api/tickets?limit=101")).bearer_auth(&p.token), StatusCode::BAD_REQUEST),
         (s.http.get(s.url("/api/nowhere")), StatusCode::NOT_FOUND),
         (s.http.delete(s.url("/api/tickets")).bearer_auth(&p.token), StatusCode::METHOD_NOT_ALLOWED),
-        (s.http.post(s.url("/api/tickets/t-none/reveal")).bearer_auth(&p.token).json(&json!({"zones": "all"})), StatusCode::BAD_REQUEST),
+        (
+            s.http.post(s.url("/api/tickets/t-none/reveal")).bearer_auth(&p.token).json(&json!({"zones": "all"})),
+            StatusCode::BAD_REQUEST,
+        ),
     ];
     for (i, (request, expected)) in cases.into_iter().enumerate() {
         let r = request.send().await.unwrap();
@@ -556,7 +670,11 @@ async fn serves_health_keys_and_security_headers() {
     let csp = r.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
-    assert_eq!(r.headers()["keep-alive"], "timeout=9", "clients are told to drop an idle connection before the server does (10 s)");
+    assert_eq!(
+        r.headers()["keep-alive"],
+        "timeout=9",
+        "clients are told to drop an idle connection before the server does (10 s)"
+    );
     let jwks = s.jwks().await;
     assert_eq!(jwks.keys.len(), 1);
 }
@@ -587,7 +705,8 @@ async fn a_bearer_token_in_any_case_and_api_answers_never_cached() {
     let s = default_server().await;
     let p = s.guest().await;
     for scheme in ["Bearer", "bearer", "BEARER"] {
-        let r = s.http.get(s.url("/api/me")).header("authorization", format!("{scheme} {}", p.token)).send().await.unwrap();
+        let r =
+            s.http.get(s.url("/api/me")).header("authorization", format!("{scheme} {}", p.token)).send().await.unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{scheme}");
         assert_eq!(r.headers()["cache-control"], "no-store");
     }
@@ -602,7 +721,10 @@ async fn a_bearer_token_in_any_case_and_api_answers_never_cached() {
 #[tokio::test]
 async fn serves_build_compressed_files_as_they_are_and_caches_only_hashed_names() {
     let dist = tempfile::tempdir().unwrap();
-    let (page, preview) = ("<html><script type=\"module\">game()</script></html>", "<html><script type=\"module\">preview()</script></html>");
+    let (page, preview) = (
+        "<html><script type=\"module\">game()</script></html>",
+        "<html><script type=\"module\">preview()</script></html>",
+    );
     std::fs::create_dir_all(dist.path().join("preview")).unwrap();
     std::fs::write(dist.path().join("index.html"), page).unwrap();
     std::fs::write(dist.path().join("preview/index.html"), preview).unwrap();
@@ -612,9 +734,11 @@ async fn serves_build_compressed_files_as_they_are_and_caches_only_hashed_names(
     std::fs::write(dist.path().join(format!("{wasm}.gz")), b"as gzip 9 made it").unwrap();
     let s = server_with_dist(dist.path()).await;
 
-    for (accept, encoding, body) in
-        [("br, gzip", Some("br"), "as brotli 11 made it"), ("gzip", Some("gzip"), "as gzip 9 made it"), ("identity", None, "the wasm itself")]
-    {
+    for (accept, encoding, body) in [
+        ("br, gzip", Some("br"), "as brotli 11 made it"),
+        ("gzip", Some("gzip"), "as gzip 9 made it"),
+        ("identity", None, "the wasm itself"),
+    ] {
         let r = s.http.get(s.url(&format!("/{wasm}"))).header("accept-encoding", accept).send().await.unwrap();
         assert_eq!(r.headers().get("content-encoding").map(|v| v.to_str().unwrap()), encoding, "{accept}");
         assert_eq!(r.headers()["cache-control"], "public, max-age=31536000, immutable");
@@ -622,13 +746,21 @@ async fn serves_build_compressed_files_as_they_are_and_caches_only_hashed_names(
     }
     for (path, body) in [("/", page), ("/jeu", page), ("/preview/", preview)] {
         let r = s.http.get(s.url(path)).send().await.unwrap();
-        assert_eq!((r.status(), r.headers()["cache-control"].to_str().unwrap()), (StatusCode::OK, "no-cache"), "{path}");
+        assert_eq!(
+            (r.status(), r.headers()["cache-control"].to_str().unwrap()),
+            (StatusCode::OK, "no-cache"),
+            "{path}"
+        );
         let csp = r.headers()["content-security-policy"].to_str().unwrap().to_owned();
         assert_eq!(csp.matches("'sha256-").count(), 2, "both pages' loaders are allowed: {csp}");
         assert_eq!(r.text().await.unwrap(), body, "{path}");
     }
     let missing = s.http.get(s.url("/vegas-fedcba9876543210.js")).send().await.unwrap();
-    assert_eq!(missing.headers()["cache-control"], "no-cache", "a name not found (answered with the page) is never cached");
+    assert_eq!(
+        missing.headers()["cache-control"],
+        "no-cache",
+        "a name not found (answered with the page) is never cached"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -646,11 +778,15 @@ async fn many_players_buying_at_once_never_share_a_ticket_or_lose_a_cent() {
             for i in 0..each {
                 let (s, p) = (s.clone(), p.clone());
                 buys.spawn(async move {
-                    let (status, body) = s.buy(&p, if i % 2 == 0 { "auto" } else { "jouez" }, &format!("c{n}-{i}")).await;
+                    let (status, body) =
+                        s.buy(&p, if i % 2 == 0 { "auto" } else { "jouez" }, &format!("c{n}-{i}")).await;
                     assert_eq!(status, StatusCode::CREATED, "{body}");
                     if i % 2 == 0 {
                         let id = body["ticket"]["id"].as_str().unwrap();
-                        assert_eq!(s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await.0, StatusCode::OK);
+                        assert_eq!(
+                            s.call(&p, M::POST, &format!("/api/tickets/{id}/complete"), None).await.0,
+                            StatusCode::OK
+                        );
                     }
                 });
             }
@@ -664,7 +800,9 @@ async fn many_players_buying_at_once_never_share_a_ticket_or_lose_a_cent() {
     let sold: u64 = report.blocks.iter().map(|b| b.sold).sum();
     assert_eq!(sold, (players * each) as u64);
     let db = s.db();
-    let distinct: i64 = db.query_row("SELECT COUNT(DISTINCT emission || '-' || block || '-' || idx) FROM tickets", [], |r| r.get(0)).unwrap();
+    let distinct: i64 = db
+        .query_row("SELECT COUNT(DISTINCT emission || '-' || block || '-' || idx) FROM tickets", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(distinct, (players * each) as i64, "no ticket sold twice");
 }
 
@@ -674,7 +812,11 @@ async fn a_data_directory_keeps_the_key_it_signed_with_before_keys_lived_in_the_
     std::fs::copy(template().join("vegas.sqlite3"), data.path().join("vegas.sqlite3")).unwrap();
     let secret = [7u8; 32];
     std::fs::write(data.path().join("signing-key.ed25519"), secret).unwrap();
-    std::fs::set_permissions(data.path().join("signing-key.ed25519"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(
+        data.path().join("signing-key.ed25519"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
     let config = test_config(data.path(), data.path().join("dist"), Duration::from_secs(60));
     let state = AppState::open(config).await.unwrap();
     let kid = vegas::payload::TicketSigner::from_secret(secret).kid().to_owned();
@@ -701,12 +843,20 @@ async fn every_operation_of_the_openapi_document_is_a_route_of_the_server() {
     // Each one is a route of the server (never the API's "no such route" fallback, never 405).
     for operation in &operations {
         let (method, path) = operation.split_once(' ').unwrap();
-        let request =
-            s.http.request(method.parse().unwrap(), s.url(&path.replace("{id}", "t-none").replace("{emission}/{block}", "9/9"))).bearer_auth(&p.token);
+        let request = s
+            .http
+            .request(
+                method.parse().unwrap(),
+                s.url(&path.replace("{id}", "t-none").replace("{emission}/{block}", "9/9")),
+            )
+            .bearer_auth(&p.token);
         let response = request.send().await.unwrap();
         let status = response.status();
         let body = response.text().await.unwrap();
-        assert!(status != StatusCode::METHOD_NOT_ALLOWED && !body.contains("API route not found"), "{operation}: {status} {body}");
+        assert!(
+            status != StatusCode::METHOD_NOT_ALLOWED && !body.contains("API route not found"),
+            "{operation}: {status} {body}"
+        );
     }
     let schemes = doc["components"]["securitySchemes"].as_object().unwrap();
     assert_eq!(schemes.keys().collect::<Vec<_>>(), ["bearer", "cookie"]);
@@ -723,7 +873,10 @@ async fn an_attack_on_a_name_from_twenty_addresses_never_locks_its_owner_out() {
     let hand = ManualClock::at(Clock::system().now());
     let s = server_with(|config| Config { behind_proxy: true, ..config }, hand.clock()).await;
     let from = |client: &reqwest::Client, address: &str, password: &str| {
-        client.post(s.url("/api/login")).header("X-Forwarded-For", address).json(&json!({ "name": "victim", "password": password }))
+        client
+            .post(s.url("/api/login"))
+            .header("X-Forwarded-For", address)
+            .json(&json!({ "name": "victim", "password": password }))
     };
     let owner = reqwest::Client::builder().cookie_store(true).build().unwrap();
     let registered = owner
@@ -736,7 +889,10 @@ async fn an_attack_on_a_name_from_twenty_addresses_never_locks_its_owner_out() {
     assert_eq!(registered.status(), StatusCode::OK);
     let cookies: Vec<&str> = registered.headers().get_all("set-cookie").iter().map(|c| c.to_str().unwrap()).collect();
     let device = cookies.iter().find(|c| c.starts_with("vegas_device=")).unwrap_or_else(|| panic!("{cookies:?}"));
-    assert!(device.contains("HttpOnly") && device.contains("SameSite=Strict") && device.contains("Path=/api/login"), "{device}");
+    assert!(
+        device.contains("HttpOnly") && device.contains("SameSite=Strict") && device.contains("Path=/api/login"),
+        "{device}"
+    );
 
     let attacker = reqwest::Client::new();
     let mut statuses = Vec::new();
@@ -744,10 +900,22 @@ async fn an_attack_on_a_name_from_twenty_addresses_never_locks_its_owner_out() {
         statuses.push(from(&attacker, &format!("198.51.100.{}", i % 20 + 1), "guess").send().await.unwrap().status());
     }
     let refused = |status| statuses.iter().filter(|s| **s == status).count();
-    assert_eq!((refused(StatusCode::UNAUTHORIZED), refused(StatusCode::TOO_MANY_REQUESTS)), (20, 80), "the name's allowance, then 429");
+    assert_eq!(
+        (refused(StatusCode::UNAUTHORIZED), refused(StatusCode::TOO_MANY_REQUESTS)),
+        (20, 80),
+        "the name's allowance, then 429"
+    );
 
-    assert_eq!(from(&owner, "192.0.2.1", "correct horse").send().await.unwrap().status(), StatusCode::OK, "the owner's device passes");
-    assert_eq!(from(&owner, "192.0.2.77", "correct horse").send().await.unwrap().status(), StatusCode::OK, "from any address");
+    assert_eq!(
+        from(&owner, "192.0.2.1", "correct horse").send().await.unwrap().status(),
+        StatusCode::OK,
+        "the owner's device passes"
+    );
+    assert_eq!(
+        from(&owner, "192.0.2.77", "correct horse").send().await.unwrap().status(),
+        StatusCode::OK,
+        "from any address"
+    );
     let forged = format!("vegas_device={}.{}.{}", "p-someone", hand.clock().now(), "00".repeat(32));
     let with_forged = from(&attacker, "198.51.100.99", "correct horse").header("Cookie", forged).send().await.unwrap();
     assert_eq!(with_forged.status(), StatusCode::TOO_MANY_REQUESTS, "a cookie the server did not sign passes nothing");
@@ -758,5 +926,9 @@ async fn an_attack_on_a_name_from_twenty_addresses_never_locks_its_owner_out() {
     let wait: i64 = during.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=3).contains(&wait), "Retry-After: {wait}");
     hand.advance(wait);
-    assert_eq!(from(&fresh, "203.0.113.9", "correct horse").send().await.unwrap().status(), StatusCode::OK, "the attack stopped: in {wait} s");
+    assert_eq!(
+        from(&fresh, "203.0.113.9", "correct horse").send().await.unwrap().status(),
+        StatusCode::OK,
+        "the attack stopped: in {wait} s"
+    );
 }

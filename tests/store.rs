@@ -49,7 +49,8 @@ impl<'a> Given<'a> for &'a Backend {
 macro_rules! conformance {
     ($($scenario:ident),* $(,)?) => {
         conformance!(@backend sqlite, doc = "Embedded: always run."; $($scenario),*);
-        conformance!(@backend postgres, ignore = "needs PostgreSQL (VEGAS_TEST_DATABASE): `make test` runs it"; $($scenario),*);
+        conformance!(@backend postgres, ignore = "needs PostgreSQL (VEGAS_TEST_DATABASE): `make test` runs \
+            it"; $($scenario),*);
     };
     (@backend $backend:ident, $attribute:meta; $($scenario:ident),*) => {
         mod $backend {
@@ -123,7 +124,10 @@ async fn block(store: &Store, emission: u32, number: u32, lots: Vec<LotCode>) {
         now: NOW,
     };
     store.insert_block(block).await.unwrap();
-    assert_eq!(store.block(emission, number).await.unwrap().scheme, if number % 2 == 1 { Scheme::V1 } else { Scheme::V2 });
+    assert_eq!(
+        store.block(emission, number).await.unwrap().scheme,
+        if number % 2 == 1 { Scheme::V1 } else { Scheme::V2 }
+    );
 }
 
 /// A tree level of its own for each block (the store does not check it against the root).
@@ -137,24 +141,36 @@ fn mixed_lots(size: usize) -> Vec<LotCode> {
 }
 
 async fn player(store: &Store, id: &str, euros: u64) -> String {
-    let opening_credit = (euros > 0).then(|| Credit { funding: Funding::Demo, amount: Cents::euros(euros), reason: "test".into() });
+    let opening_credit =
+        (euros > 0).then(|| Credit { funding: Funding::Demo, amount: Cents::euros(euros), reason: "test".into() });
     let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: true, identity: None, opening_credit };
     store.create_player(new, NOW).await.unwrap().id
 }
 
 fn sale(player: &str, key: &str, mode: Mode, ticket_id: &str) -> SaleRequest {
-    SaleRequest { player_id: player.into(), idempotency_key: key.into(), mode, ticket_id: ticket_id.into(), now: NOW, limits_required: false }
+    SaleRequest {
+        player_id: player.into(),
+        idempotency_key: key.into(),
+        mode,
+        ticket_id: ticket_id.into(),
+        now: NOW,
+        limits_required: false,
+    }
 }
 
 /// Sets the player's 7-day stake and deposit limits, as real money requires before any of either.
 async fn weekly_limits(store: &Store, player: &str, euros: u64) {
     for flow in [Flow::Stake, Flow::Deposit] {
-        assert_eq!(store.change_limit(player, flow, Span::Week, Some(Cents::euros(euros)), NOW - 1).await, Ok(ChangeKind::AtOnce));
+        assert_eq!(
+            store.change_limit(player, flow, Span::Week, Some(Cents::euros(euros)), NOW - 1).await,
+            Ok(ChangeKind::AtOnce)
+        );
     }
 }
 
 async fn ledger_passes(store: &Store) -> LedgerReport {
-    ledger::check(store.ledger_facts().await.unwrap()).unwrap_or_else(|problems| panic!("the ledger does not balance: {problems:#?}"))
+    ledger::check(store.ledger_facts().await.unwrap())
+        .unwrap_or_else(|problems| panic!("the ledger does not balance: {problems:#?}"))
 }
 
 async fn balance(store: &Store, player: &str) -> Cents {
@@ -201,7 +217,10 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<St
     let results = racing.join_all().await;
     watcher.await.unwrap();
     let sold = results.iter().filter(|r| r.is_ok()).count();
-    let refused = results.iter().filter(|r| matches!(r, Err(StoreError::InsufficientFunds { price, .. }) if *price == TICKET_PRICE)).count();
+    let refused = results
+        .iter()
+        .filter(|r| matches!(r, Err(StoreError::InsufficientFunds { price, .. }) if *price == TICKET_PRICE))
+        .count();
     assert_eq!((sold, refused), (2, 98), "{results:?}");
     assert_eq!(balance(&store, &p).await, Cents::euros(1));
     assert_eq!(ledger_passes(&store).await.blocks[0].sold, 2);
@@ -210,7 +229,11 @@ async fn a_player_who_can_afford_two_tickets_buys_two_of_a_hundred(store: Arc<St
 async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<Store>) {
     let p = player(&store, "p-payouts", 0).await;
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(10), reason: "bank transfer".into() };
-    assert_eq!(store.credit(&p, deposit.clone(), NOW).await, Err(StoreError::LimitsRequired(Flow::Deposit)), "no real money before a 7-day deposit limit");
+    assert_eq!(
+        store.credit(&p, deposit.clone(), NOW).await,
+        Err(StoreError::LimitsRequired(Flow::Deposit)),
+        "no real money before a 7-day deposit limit"
+    );
     weekly_limits(&store, &p, 1_000).await;
     assert_eq!(store.credit(&p, deposit, NOW).await, Ok(Cents::euros(10)));
     let mut racing = JoinSet::new();
@@ -220,17 +243,26 @@ async fn operator_payouts_racing_never_overdraw_a_wallet(store: Arc<Store>) {
     }
     let results = racing.join_all().await;
     let paid = results.iter().filter(|r| r.is_ok()).count();
-    let refused = results.iter().filter(|r| matches!(r, Err(StoreError::Overdraft { amount, .. }) if *amount == Cents::euros(1))).count();
+    let refused = results
+        .iter()
+        .filter(|r| matches!(r, Err(StoreError::Overdraft { amount, .. }) if *amount == Cents::euros(1)))
+        .count();
     assert_eq!((paid, refused), (10, 15), "{results:?}");
     assert_eq!(balance(&store, &p).await, Cents::ZERO);
-    assert_eq!(store.operator_debit("p-nobody", Cents(1), "payout", "cli:test", NOW).await, Err(StoreError::NotFound("player")));
+    assert_eq!(
+        store.operator_debit("p-nobody", Cents(1), "payout", "cli:test", NOW).await,
+        Err(StoreError::NotFound("player"))
+    );
     ledger_passes(&store).await;
 }
 
 async fn expired_sessions_and_stale_guests_are_purged(store: Arc<Store>) {
     block(&store, 1, 1, mixed_lots(10)).await;
     let gone = player(&store, "p-gone", 100).await;
-    store.credit(&gone, Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "top-up".into() }, NOW).await.unwrap();
+    store
+        .credit(&gone, Credit { funding: Funding::Demo, amount: Cents::euros(50), reason: "top-up".into() }, NOW)
+        .await
+        .unwrap();
     store.create_session("expired", &gone, NOW - 3600, NOW - 1).await.unwrap();
     let played = player(&store, "p-played", 10).await;
     store.sell(sale(&played, "k", Mode::Auto, "t-played")).await.unwrap();
@@ -238,9 +270,19 @@ async fn expired_sessions_and_stale_guests_are_purged(store: Arc<Store>) {
     store.create_session("live", &returning, NOW - 3600, NOW + 3600).await.unwrap();
     let funded = player(&store, "p-funded", 0).await;
     weekly_limits(&store, &funded, 1_000).await;
-    store.credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW).await.unwrap();
+    store
+        .credit(&funded, Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank".into() }, NOW)
+        .await
+        .unwrap();
     store.operator_debit(&funded, Cents::euros(5), "payout", "cli:test", NOW).await.unwrap();
-    let new = NewPlayer { id: "p-new".into(), name: None, password_hash: None, guest: true, identity: None, opening_credit: None };
+    let new = NewPlayer {
+        id: "p-new".into(),
+        name: None,
+        password_hash: None,
+        guest: true,
+        identity: None,
+        opening_credit: None,
+    };
     store.create_player(new, NOW + 10).await.unwrap();
 
     let report = store.purge(NOW, NOW + 5, 100).await.unwrap();
@@ -267,14 +309,24 @@ async fn race_on_one_ticket(store: Arc<Store>, mode: Mode) {
         for zone in 0..12usize {
             for _ in 0..2 {
                 let (store, p) = (store.clone(), p.clone());
-                racing.spawn(async move { ("reveal", Some(zone), store.reveal(&p, "t-race", vec![zone], vec![], NOW + round).await.map(|_| ())) });
+                racing.spawn(async move {
+                    (
+                        "reveal",
+                        Some(zone),
+                        store.reveal(&p, "t-race", vec![zone], vec![], NOW + round).await.map(|_| ()),
+                    )
+                });
             }
         }
         for _ in 0..3 {
             let (completer, p) = (store.clone(), p.clone());
-            racing.spawn(async move { ("complete", None, completer.complete(&p, "t-race", NOW + round).await.map(|_| ())) });
+            racing.spawn(
+                async move { ("complete", None, completer.complete(&p, "t-race", NOW + round).await.map(|_| ())) },
+            );
             let store = store.clone();
-            racing.spawn(async move { ("settle", None, store.settle_due(NOW + 3600, None, 16, NOW + round).await.map(|_| ())) });
+            racing.spawn(async move {
+                ("settle", None, store.settle_due(NOW + 3600, None, 16, NOW + round).await.map(|_| ()))
+            });
         }
         for (what, zone, result) in racing.join_all().await {
             match (what, result) {
@@ -363,19 +415,30 @@ async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<Store>) {
         for (p, _) in &players {
             for i in 0..3 {
                 let (store, p) = (store.clone(), p.clone());
-                racing.spawn(async move { ((p.clone(), i), store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("{wave}-{p}-{i}"))).await) });
+                racing.spawn(async move {
+                    (
+                        (p.clone(), i),
+                        store.sell(sale(&p, &format!("k{i}"), Mode::Auto, &format!("{wave}-{p}-{i}"))).await,
+                    )
+                });
             }
         }
         async { racing.join_all().await.into_iter().collect::<HashMap<_, _>>() }
     };
     let first = crowd("first").await;
     for (p, euros) in &players {
-        let sales: Vec<&Sale> = first.iter().filter(|((q, _), _)| q == p).filter_map(|(_, r)| r.as_ref().ok()).collect();
-        let refused = first.iter().filter(|((q, _), r)| q == p && matches!(r, Err(StoreError::InsufficientFunds { .. }))).count();
+        let sales: Vec<&Sale> =
+            first.iter().filter(|((q, _), _)| q == p).filter_map(|(_, r)| r.as_ref().ok()).collect();
+        let refused =
+            first.iter().filter(|((q, _), r)| q == p && matches!(r, Err(StoreError::InsufficientFunds { .. }))).count();
         let mut balances: Vec<u64> = sales.iter().map(|s| s.balance.0).collect();
         balances.sort_unstable();
         if *euros == 10 {
-            assert_eq!((balances, refused), (vec![100, 400, 700], 0), "{p}: each sale answers the balance just after it");
+            assert_eq!(
+                (balances, refused),
+                (vec![100, 400, 700], 0),
+                "{p}: each sale answers the balance just after it"
+            );
         } else {
             assert_eq!((balances, refused), (vec![200], 2), "{p}");
         }
@@ -388,7 +451,9 @@ async fn a_crowd_buying_at_once_is_answered_sale_by_sale(store: Arc<Store>) {
     assert_eq!(again.len(), first.len());
     for ((p, i), was) in &first {
         match (was, &again[&(p.clone(), *i)]) {
-            (Ok(was), Ok(now)) => assert!(now.replayed && now.ticket == was.ticket, "{p}: a key sent again replays its ticket"),
+            (Ok(was), Ok(now)) => {
+                assert!(now.replayed && now.ticket == was.ticket, "{p}: a key sent again replays its ticket")
+            }
             (Err(StoreError::InsufficientFunds { .. }), Err(StoreError::InsufficientFunds { .. })) => {}
             other => panic!("{p}: {other:?}"),
         }
@@ -408,7 +473,11 @@ async fn a_ticket_belongs_to_its_buyer_only(store: Arc<Store>) {
     assert_eq!(store.reveal(&b, &t.id, vec![0], vec![], NOW).await, Err(StoreError::NotFound("ticket")));
     assert_eq!(store.complete(&b, &t.id, NOW).await, Err(StoreError::NotFound("ticket")));
     assert!(store.history(&b, 10, None).await.unwrap().is_empty());
-    assert_eq!(store.history(&b, 10, Some(&t.id)).await, Err(StoreError::NotFound("ticket")), "no paging from another's ticket");
+    assert_eq!(
+        store.history(&b, 10, Some(&t.id)).await,
+        Err(StoreError::NotFound("ticket")),
+        "no paging from another's ticket"
+    );
     assert_eq!(store.history(&a, 10, None).await.unwrap(), vec![t]);
     // The same key is another player's own key: it buys another ticket.
     assert!(!store.sell(sale(&b, "k", Mode::Auto, "t-b")).await.unwrap().replayed);
@@ -446,7 +515,8 @@ async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(stor
     let mut pages = Vec::new();
     let mut before: Option<String> = None;
     loop {
-        let page: Vec<String> = store.history(&p, 2, before.as_deref()).await.unwrap().into_iter().map(|t| t.id).collect();
+        let page: Vec<String> =
+            store.history(&p, 2, before.as_deref()).await.unwrap().into_iter().map(|t| t.id).collect();
         if page.is_empty() {
             break;
         }
@@ -456,11 +526,18 @@ async fn history_pages_from_a_ticket_and_keeps_when_each_zone_was_uncovered(stor
     assert_eq!(pages, [vec!["t4", "t3"], vec!["t2", "t1"], vec!["t0"]]);
     // A sale while paging does not shift the next page.
     store.sell(sale(&p, "k5", Mode::Jouez, "t5")).await.unwrap();
-    assert_eq!(store.history(&p, 2, Some("t3")).await.unwrap().iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["t2", "t1"]);
+    assert_eq!(
+        store.history(&p, 2, Some("t3")).await.unwrap().iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["t2", "t1"]
+    );
 
     store.reveal(&p, "t0", vec![4], vec![], NOW + 5).await.unwrap();
     let t = store.reveal(&p, "t0", vec![3, 4, 2], vec![], NOW + 7).await.unwrap();
-    assert_eq!((t.revealed, t.revealed_at), (vec![4, 3, 2], vec![NOW + 5, NOW + 7, NOW + 7]), "a zone sent again keeps its time");
+    assert_eq!(
+        (t.revealed, t.revealed_at),
+        (vec![4, 3, 2], vec![NOW + 5, NOW + 7, NOW + 7]),
+        "a zone sent again keeps its time"
+    );
     // The rest of the roulette first (« Jouez »), then the other surfaces.
     for z in [5, 0, 1, 6, 7, 8, 9, 10, 11] {
         store.reveal(&p, "t0", vec![z], vec![], NOW + 20 + z as i64).await.unwrap();
@@ -547,9 +624,11 @@ async fn a_store_from_before_migrations_is_migrated_on_open() {
         conn.execute_batch(include_str!("../src/server/store/sqlite/migrations/V1__first_schema.sql")).unwrap();
         conn.execute_batch(
             "INSERT INTO designs VALUES (x'09', 'design');
-             INSERT INTO blocks (emission, block, seed, root, design_hash, lots, sold, created_at) VALUES (1, 1, x'01', x'02', x'09', x'0009080700', 3, 1);
+             INSERT INTO blocks (emission, block, seed, root, design_hash, lots, sold, created_at) VALUES (1, 1, \
+                 x'01', x'02', x'09', x'0009080700', 3, 1);
              INSERT INTO players VALUES ('p-1', NULL, NULL, 1, 1);
-             INSERT INTO tickets (id, player_id, emission, block, idx, mode, payload, lot_cents, revealed, sold_at, credited_at, finished_at) VALUES
+             INSERT INTO tickets (id, player_id, emission, block, idx, mode, payload, lot_cents, revealed, sold_at, \
+                 credited_at, finished_at) VALUES
                  ('t-0', 'p-1', 1, 1, 0, 'auto', 'a.b.c', 0, '[0,1,2,3,4,5,6,7,8,9,10,11]', 2, 3, 3),
                  ('t-1', 'p-1', 1, 1, 1, 'jouez', 'a.b.c', 300, '[6]', 4, 9, NULL),
                  ('t-2', 'p-1', 1, 1, 2, 'jouez', 'a.b.c', 500, '[]', 5, NULL, NULL);
@@ -593,9 +672,19 @@ async fn the_ledger_check_finds_tampered_books(backend: &Backend) {
     ledger_passes(store).await;
     backend.tamper(&backend.shift_balance("wallet:p-1", 100)).await;
     assert!(ledger_problems(store).await.contains("account wallet:p-1: stored balance"));
-    backend.tamper(&format!("{}; UPDATE tickets SET lot_cents = 4000000 WHERE id = 't-0'", backend.shift_balance("wallet:p-1", -100))).await;
+    backend
+        .tamper(&format!(
+            "{}; UPDATE tickets SET lot_cents = 4000000 WHERE id = 't-0'",
+            backend.shift_balance("wallet:p-1", -100)
+        ))
+        .await;
     assert!(ledger_problems(store).await.contains("another lot than the block committed"));
-    backend.tamper("UPDATE tickets SET lot_cents = 0 WHERE id = 't-0'; DELETE FROM transfers WHERE kind = 'win' AND ticket_id = 't-1'").await;
+    backend
+        .tamper(
+            "UPDATE tickets SET lot_cents = 0 WHERE id = 't-0'; DELETE FROM transfers WHERE kind = 'win' AND \
+        ticket_id = 't-1'",
+        )
+        .await;
     let found = ledger_problems(store).await;
     assert!(found.contains("win transfer is missing") && found.contains("stored balance"), "{found}");
 }
@@ -617,15 +706,35 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
     let cases = [
         (
             "a stake from the wrong wallet",
-            format!("UPDATE transfers SET debit = 'wallet:q' WHERE kind = 'stake' AND ticket_id = 't-0'; {}; {}", backend.shift_balance("wallet:p", 300), backend.shift_balance("wallet:q", -300)),
-            format!("UPDATE transfers SET debit = 'wallet:p' WHERE kind = 'stake' AND ticket_id = 't-0'; {}; {}", backend.shift_balance("wallet:p", -300), backend.shift_balance("wallet:q", 300)),
+            format!(
+                "UPDATE transfers SET debit = 'wallet:q' WHERE kind = 'stake' AND ticket_id = 't-0'; {}; \
+                {}",
+                backend.shift_balance("wallet:p", 300),
+                backend.shift_balance("wallet:q", -300)
+            ),
+            format!(
+                "UPDATE transfers SET debit = 'wallet:p' WHERE kind = 'stake' AND ticket_id = 't-0'; {}; \
+                {}",
+                backend.shift_balance("wallet:p", -300),
+                backend.shift_balance("wallet:q", 300)
+            ),
             "1 stakes not taken from the ticket owner's wallet into its block's stakes",
         ),
         (
             "a win to the wrong wallet",
             // t-2 is p's 5 € ticket.
-            format!("UPDATE transfers SET credit = 'wallet:q' WHERE kind = 'win' AND ticket_id = 't-2'; {}; {}", backend.shift_balance("wallet:p", -500), backend.shift_balance("wallet:q", 500)),
-            format!("UPDATE transfers SET credit = 'wallet:p' WHERE kind = 'win' AND ticket_id = 't-2'; {}; {}", backend.shift_balance("wallet:p", 500), backend.shift_balance("wallet:q", -500)),
+            format!(
+                "UPDATE transfers SET credit = 'wallet:q' WHERE kind = 'win' AND ticket_id = 't-2'; {}; \
+                {}",
+                backend.shift_balance("wallet:p", -500),
+                backend.shift_balance("wallet:q", 500)
+            ),
+            format!(
+                "UPDATE transfers SET credit = 'wallet:p' WHERE kind = 'win' AND ticket_id = 't-2'; {}; \
+                {}",
+                backend.shift_balance("wallet:p", 500),
+                backend.shift_balance("wallet:q", -500)
+            ),
             "1 wins not paid from the ticket's block's prizes into its owner's wallet",
         ),
         (
@@ -644,14 +753,20 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
         ),
         (
             "transfers through an account that does not exist, netting to zero",
-            "INSERT INTO transfers (kind, debit, credit, amount, created_at) VALUES ('deposit', 'cash', 'wallet:ghost', 100, 0), ('withdrawal', 'wallet:ghost', 'cash', 100, 0)".into(),
+            "INSERT INTO transfers (kind, debit, credit, amount, created_at) VALUES ('deposit', 'cash', \
+                'wallet:ghost', 100, 0), ('withdrawal', 'wallet:ghost', 'cash', 100, 0)"
+                .into(),
             "DELETE FROM transfers WHERE debit = 'wallet:ghost' OR credit = 'wallet:ghost'".into(),
             "2 transfers naming a missing account or ticket",
         ),
         (
             "demo money paid into the prizes",
-            "INSERT INTO transfers (kind, debit, credit, amount, created_at) VALUES ('demo', 'demo', 'block:1:1:prizes', 100, 0), ('demo', 'block:1:1:prizes', 'demo', 100, 0)".into(),
-            "DELETE FROM transfers WHERE kind = 'demo' AND (debit = 'block:1:1:prizes' OR credit = 'block:1:1:prizes')".into(),
+            "INSERT INTO transfers (kind, debit, credit, amount, created_at) VALUES ('demo', 'demo', \
+                'block:1:1:prizes', 100, 0), ('demo', 'block:1:1:prizes', 'demo', 100, 0)"
+                .into(),
+            "DELETE FROM transfers WHERE kind = 'demo' AND (debit = 'block:1:1:prizes' OR credit = \
+                'block:1:1:prizes')"
+                .into(),
             "2 transfers naming a missing account or ticket, or accounts their kind does not move money between",
         ),
     ];
@@ -659,7 +774,10 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
         backend.tamper(&tamper).await;
         let found = ledger_problems(store).await;
         assert!(found.contains(expected), "{what}: {found}");
-        assert!(!found.contains("stored balance") && !found.contains("sum to"), "{what} is found by attribution alone: {found}");
+        assert!(
+            !found.contains("stored balance") && !found.contains("sum to"),
+            "{what} is found by attribution alone: {found}"
+        );
         backend.tamper(&undo).await;
         ledger_passes(store).await;
     }
@@ -669,16 +787,26 @@ async fn the_ledger_check_attributes_every_stake_and_win(backend: &Backend) {
 /// each batch: every ticket is credited once, and each wallet gets exactly the sum of its wins.
 async fn two_settlers_at_once_credit_each_wallet_the_sum_of_its_wins_once(store: Arc<Store>) {
     block(&store, 1, 1, mixed_lots(90)).await;
-    let players = [player(&store, "p-a", 100).await, player(&store, "p-b", 100).await, player(&store, "p-c", 100).await];
+    let players =
+        [player(&store, "p-a", 100).await, player(&store, "p-b", 100).await, player(&store, "p-c", 100).await];
     let mut wins: HashMap<&str, Vec<Cents>> = HashMap::new();
     for i in 0..90 {
         let p = &players[i % 3];
-        let sold = store.sell(SaleRequest { now: NOW + i as i64, ..sale(p, &format!("k{i}"), Mode::Auto, &format!("t-{i:03}")) }).await.unwrap();
+        let sold = store
+            .sell(SaleRequest { now: NOW + i as i64, ..sale(p, &format!("k{i}"), Mode::Auto, &format!("t-{i:03}")) })
+            .await
+            .unwrap();
         wins.entry(p).or_default().push(sold.ticket.lot);
     }
-    assert!(wins.values().all(|lots| lots.iter().filter(|lot| !lot.is_zero()).count() > 10), "several wins a wallet: {wins:?}");
-    const BATCHES: vegas::server::store::Batches = vegas::server::store::Batches { first: 8, most: 32, breath: std::time::Duration::ZERO };
-    let settler = |store: Arc<Store>| async move { vegas::server::store::settle_round(&store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap() };
+    assert!(
+        wins.values().all(|lots| lots.iter().filter(|lot| !lot.is_zero()).count() > 10),
+        "several wins a wallet: {wins:?}"
+    );
+    const BATCHES: vegas::server::store::Batches =
+        vegas::server::store::Batches { first: 8, most: 32, breath: std::time::Duration::ZERO };
+    let settler = |store: Arc<Store>| async move {
+        vegas::server::store::settle_round(&store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap()
+    };
     let (one, two) = tokio::join!(tokio::spawn(settler(store.clone())), tokio::spawn(settler(store.clone())));
     let (one, two) = (one.unwrap(), two.unwrap());
     assert_eq!(one.settled + two.settled, 90, "each ticket settled once: {one:?} {two:?}");
@@ -700,17 +828,24 @@ async fn a_settlement_round_passes_tickets_that_fail(backend: &Backend) {
     block(store, 1, 2, mixed_lots(80)).await;
     let p = player(store, "p", 300).await;
     for i in 0..100 {
-        store.sell(SaleRequest { now: NOW + i, ..sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t-{i:03}")) }).await.unwrap();
+        store
+            .sell(SaleRequest { now: NOW + i, ..sale(&p, &format!("k{i}"), Mode::Jouez, &format!("t-{i:03}")) })
+            .await
+            .unwrap();
     }
     backend.tamper(&backend.drop_balance("block:1:1:prizes")).await;
     // Batches of 4, then 8, then 16 while due tickets remain: the failing ones fill the first batches.
-    const BATCHES: vegas::server::store::Batches = vegas::server::store::Batches { first: 4, most: 16, breath: std::time::Duration::ZERO };
+    const BATCHES: vegas::server::store::Batches =
+        vegas::server::store::Batches { first: 4, most: 16, breath: std::time::Duration::ZERO };
     for round in 0..2 {
         let report = vegas::server::store::settle_round(store, NOW + 100, BATCHES, || NOW + 1000).await.unwrap();
         assert_eq!((report.examined, report.failed.len()), (100 - 80 * round, 20), "round {round}: {report:?}");
         assert_eq!(report.settled, if round == 0 { 80 } else { 0 }, "round {round}");
         let failed: HashSet<&str> = report.failed.iter().map(|(id, _)| id.as_str()).collect();
-        assert_eq!(failed, (0..20).map(|i| format!("t-{i:03}")).collect::<HashSet<_>>().iter().map(String::as_str).collect());
+        assert_eq!(
+            failed,
+            (0..20).map(|i| format!("t-{i:03}")).collect::<HashSet<_>>().iter().map(String::as_str).collect()
+        );
     }
     for i in 20..100 {
         assert!(store.ticket(&p, &format!("t-{i:03}")).await.unwrap().credited_at.is_some(), "t-{i:03} is settled");

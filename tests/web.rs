@@ -25,7 +25,10 @@ use vegas::web::scratch_zone::{Props, ScratchZone};
 use vegas::web::trust::{Evidence, open_ticket};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
-use web_sys::{CanvasRenderingContext2d, Element, HtmlCanvasElement, KeyboardEvent, KeyboardEventInit, PointerEvent, PointerEventInit};
+use web_sys::{
+    CanvasRenderingContext2d, Element, HtmlCanvasElement, KeyboardEvent, KeyboardEventInit, PointerEvent,
+    PointerEventInit,
+};
 use yew::platform::time::sleep;
 use yew::prelude::*;
 
@@ -267,7 +270,8 @@ async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_on
     let [header, body, signature]: [&str; 3] = view.payload.split('.').collect::<Vec<_>>().try_into().unwrap();
     let mut json: serde_json::Value = serde_json::from_slice(&B64.decode(body).unwrap()).unwrap();
     json["lot_cents"] = 4_000_000.into();
-    let tampered = TicketView { payload: format!("{header}.{}.{signature}", B64.encode(json.to_string())), ..view.clone() };
+    let tampered =
+        TicketView { payload: format!("{header}.{}.{signature}", B64.encode(json.to_string())), ..view.clone() };
     let refusal = open_ticket(&tampered, &signer.jwks(), true, &evidence).await.unwrap_err();
     assert!(refusal.starts_with("Ticket refusé"), "{refusal}");
     assert!(refusal.contains("signature"), "{refusal}");
@@ -298,7 +302,10 @@ async fn the_browser_opens_a_genuine_ticket_and_refuses_a_tampered_or_foreign_on
     let view = signed_view(&signer, &test_ticket);
     let refusal = open_ticket(&view, &signer.jwks(), true, &committed(&test_ticket)).await.unwrap_err();
     assert!(refusal.contains("ticket de test"), "{refusal}");
-    assert!(open_ticket(&view, &signer.jwks(), false, &committed(&test_ticket)).await.is_ok(), "a demo page plays test tickets");
+    assert!(
+        open_ticket(&view, &signer.jwks(), false, &committed(&test_ticket)).await.is_ok(),
+        "a demo page plays test tickets"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -321,7 +328,10 @@ async fn the_browser_checks_a_tickets_proof_against_its_blocks_root_and_refuses_
     assert!(refused(check(&claims, &tampered, &root).await), "a tampered sibling");
     assert!(refused(check(&claims, &proof, &hex(&[0; 32])).await), "another root");
     assert!(refused(check(&claims, &InclusionProof { index: 43, ..proof.clone() }, &root).await), "another place");
-    assert!(refused(check(&claims, &InclusionProof { leaf_count: 2_000, ..proof.clone() }, &root).await), "another tree");
+    assert!(
+        refused(check(&claims, &InclusionProof { leaf_count: 2_000, ..proof.clone() }, &root).await),
+        "another tree"
+    );
     let other_salt = TicketClaims { salt: Some(hex(&merkle::salt(&[9; 32], 43))), ..claims.clone() };
     assert!(refused(check(&other_salt, &proof, &root).await), "another salt");
     let other_symbols = TicketClaims { zones: claims_for(Cents::euros(5)).zones, lot_cents: Cents::euros(5), ..claims };

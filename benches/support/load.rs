@@ -33,11 +33,20 @@ impl Run {
     pub fn percentile(&self, p: f64) -> Duration {
         let mut sorted = self.latencies.clone();
         sorted.sort();
-        sorted.get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1))).copied().unwrap_or_default()
+        sorted
+            .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
     }
 
     pub fn line(&self) -> String {
-        format!("{:>7.0}/s  p50 {:>7}  p99 {:>7}  {} failed", self.rate(), ms(self.percentile(0.50)), ms(self.percentile(0.99)), self.errors)
+        format!(
+            "{:>7.0}/s  p50 {:>7}  p99 {:>7}  {} failed",
+            self.rate(),
+            ms(self.percentile(0.50)),
+            ms(self.percentile(0.99)),
+            self.errors
+        )
     }
 }
 
@@ -70,12 +79,14 @@ impl Load {
     pub fn new(server: &ServerProcess) -> Load {
         // Idle connections are dropped well before the server closes them (`Keep-Alive: timeout=9`), so
         // that no purchase is sent on a connection the server is closing.
-        let http = Client::builder().pool_max_idle_per_host(1024).pool_idle_timeout(Duration::from_secs(5)).build().unwrap();
+        let http =
+            Client::builder().pool_max_idle_per_host(1024).pool_idle_timeout(Duration::from_secs(5)).build().unwrap();
         Load { http, base: server.base() }
     }
 
     pub async fn guest(&self) -> String {
-        let body: Value = self.http.post(format!("{}/api/guest", self.base)).send().await.unwrap().json().await.unwrap();
+        let body: Value =
+            self.http.post(format!("{}/api/guest", self.base)).send().await.unwrap().json().await.unwrap();
         body["token"].as_str().unwrap().to_owned()
     }
 
@@ -95,12 +106,21 @@ impl Load {
 
     /// Buys a « Jouez » ticket.
     pub async fn buy(&self, token: &str, key: &str) -> Result<(), String> {
-        let buy = self.http.post(format!("{}/api/tickets", self.base)).header("Idempotency-Key", key).json(&serde_json::json!({ "mode": "jouez" }));
+        let buy = self
+            .http
+            .post(format!("{}/api/tickets", self.base))
+            .header("Idempotency-Key", key)
+            .json(&serde_json::json!({ "mode": "jouez" }));
         self.send(buy, token, StatusCode::CREATED).await.map(drop)
     }
 
     /// The answer's body, if its status is `expected`.
-    async fn send(&self, request: reqwest::RequestBuilder, token: &str, expected: StatusCode) -> Result<Vec<u8>, String> {
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        token: &str,
+        expected: StatusCode,
+    ) -> Result<Vec<u8>, String> {
         let r = request.bearer_auth(token).send().await.map_err(|e| e.to_string())?;
         let status = r.status();
         let body = r.bytes().await.map_err(|e| e.to_string())?;
@@ -145,7 +165,11 @@ struct Open {
 
 impl Line {
     pub fn new(server: &ServerProcess, token: &str) -> Line {
-        Line { addr: server.addr.clone(), authorization: HeaderValue::from_str(&format!("Bearer {token}")).expect("a token is ASCII"), open: None }
+        Line {
+            addr: server.addr.clone(),
+            authorization: HeaderValue::from_str(&format!("Bearer {token}")).expect("a token is ASCII"),
+            open: None,
+        }
     }
 
     /// Buys a ticket in `mode` (« jouez » or « auto »): its id.
@@ -178,7 +202,13 @@ impl Line {
 
     /// POSTs `body` to `path`: the answer's body, if its status is `expected`. A connection the server
     /// closed (idle too long) is opened again before the request, never during it.
-    async fn send(&mut self, path: &str, idempotency_key: Option<&str>, body: Vec<u8>, expected: StatusCode) -> Result<Bytes, String> {
+    async fn send(
+        &mut self,
+        path: &str,
+        idempotency_key: Option<&str>,
+        body: Vec<u8>,
+        expected: StatusCode,
+    ) -> Result<Bytes, String> {
         let mut request = Request::builder()
             .method(Method::POST)
             .uri(path)

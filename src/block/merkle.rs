@@ -185,7 +185,10 @@ pub fn sibling_sides(mut index: usize, mut count: usize, path_len: usize) -> Opt
 /// same with WebCrypto's SHA-256, from [`sibling_sides`] and [`node_input`].)
 pub fn verify_proof(leaf: Hash, index: usize, count: usize, path: &[Hash], root: &Hash) -> bool {
     let Some(sides) = sibling_sides(index, count, path.len()) else { return false };
-    let top = path.iter().zip(sides).fold(leaf, |hash, (sibling, left)| if left { node(sibling, &hash) } else { node(&hash, sibling) });
+    let top = path
+        .iter()
+        .zip(sides)
+        .fold(leaf, |hash, (sibling, left)| if left { node(sibling, &hash) } else { node(&hash, sibling) });
     &top == root
 }
 
@@ -242,7 +245,11 @@ mod tests {
             let rebuilt = Tree::from_kept_level(n, tree.kept_level().to_vec()).unwrap();
             assert_eq!((rebuilt.root(), rebuilt.leaf_count()), (tree.root(), n), "n={n}");
             for i in 0..n {
-                assert_eq!(rebuilt.proof(i, |range| l[range].to_vec()), tree.proof(i, |range| l[range].to_vec()), "n={n} i={i}");
+                assert_eq!(
+                    rebuilt.proof(i, |range| l[range].to_vec()),
+                    tree.proof(i, |range| l[range].to_vec()),
+                    "n={n} i={i}"
+                );
             }
         }
         let kept = Tree::new(leaves(100)).kept_level().to_vec();
@@ -251,7 +258,11 @@ mod tests {
         assert!(Tree::from_kept_level(200, kept.clone()).is_none(), "the level of a smaller tree");
         let mut altered = kept;
         altered[5][0] ^= 1;
-        assert_ne!(Tree::from_kept_level(100, altered).unwrap().root(), Tree::new(leaves(100)).root(), "an altered node changes the root");
+        assert_ne!(
+            Tree::from_kept_level(100, altered).unwrap().root(),
+            Tree::new(leaves(100)).root(),
+            "an altered node changes the root"
+        );
     }
 
     #[test]
@@ -264,7 +275,10 @@ mod tests {
         let mut buffer = Vec::new();
         let unsalted = leaf(&mut buffer, None, serial, &ticket, Cents::ZERO);
         assert_ne!(leaf(&mut buffer, Some(&a), serial, &ticket, Cents::ZERO), unsalted);
-        assert_ne!(leaf(&mut buffer, Some(&a), serial, &ticket, Cents::ZERO), leaf(&mut buffer, Some(&b), serial, &ticket, Cents::ZERO));
+        assert_ne!(
+            leaf(&mut buffer, Some(&a), serial, &ticket, Cents::ZERO),
+            leaf(&mut buffer, Some(&b), serial, &ticket, Cents::ZERO)
+        );
     }
 
     #[test]

@@ -116,7 +116,9 @@ pub fn compose_entry(design: &Design, seed: &Seed, index: u32, entry: Entry) -> 
     rng.set_stream(u64::from(index));
     match entry {
         Entry::Lot(lot) => compose(design, lot, &mut rng),
-        Entry::Pattern(i) => design.patterns().get(i).map(|p| compose_pattern(design, p, &mut rng)).ok_or(ComposeError::NoSuchPattern(i)),
+        Entry::Pattern(i) => {
+            design.patterns().get(i).map(|p| compose_pattern(design, p, &mut rng)).ok_or(ComposeError::NoSuchPattern(i))
+        }
     }
 }
 
@@ -181,9 +183,19 @@ impl Block {
 }
 
 /// Composes ticket `index`, checks that the evaluator reads its lot off its symbols, and hashes its leaf.
-fn checked_leaf(buffer: &mut Vec<u8>, design: &Design, seed: &Seed, serial: Serial, entry: Entry) -> Result<Hash, BlockError> {
+fn checked_leaf(
+    buffer: &mut Vec<u8>,
+    design: &Design,
+    seed: &Seed,
+    serial: Serial,
+    entry: Entry,
+) -> Result<Hash, BlockError> {
     let (index, assigned) = (serial.index, entry.lot(design));
-    let ticket = compose_entry(design, seed, index, entry).map_err(|error| BlockError::Compose { index, lot: assigned, error })?;
+    let ticket = compose_entry(design, seed, index, entry).map_err(|error| BlockError::Compose {
+        index,
+        lot: assigned,
+        error,
+    })?;
     let read = ticket.evaluate().map_err(|error| BlockError::Invalid { index, assigned, error })?.lot;
     if read != assigned {
         return Err(BlockError::Disagreement { index, assigned, read });
@@ -244,14 +256,28 @@ fn leaves_of(
     return range.scan(Vec::new(), |buffer, i| Some(leaf(buffer, i))).collect();
 }
 
-fn lot_leaves(design: &Design, emission: u32, block: u32, seed: &Seed, lots: &[LotCode], range: std::ops::Range<usize>) -> Result<Vec<Hash>, BlockError> {
+fn lot_leaves(
+    design: &Design,
+    emission: u32,
+    block: u32,
+    seed: &Seed,
+    lots: &[LotCode],
+    range: std::ops::Range<usize>,
+) -> Result<Vec<Hash>, BlockError> {
     leaves_of(design, emission, block, seed, range, |i| lots.get(i).map(|&code| Entry::Lot(lot_of(code))))
 }
 
 fn build(design: &Design, emission: u32, block: u32, seed: &Seed) -> Result<Block, BlockError> {
     let lots = shuffled_lots(seed);
     let tree = merkle::Tree::new(lot_leaves(design, emission, block, seed, &lots, 0..lots.len())?);
-    Ok(Block { emission, block, lots, root: tree.root(), design_hash: design.hash, kept_level: tree.kept_level().to_vec() })
+    Ok(Block {
+        emission,
+        block,
+        lots,
+        root: tree.root(),
+        design_hash: design.hash,
+        kept_level: tree.kept_level().to_vec(),
+    })
 }
 
 /// What proves a block's tickets to their buyers: its tree (kept from [`merkle::KEPT_LEVEL`] up) and
@@ -266,7 +292,13 @@ pub struct Prover {
 
 impl Prover {
     /// Seconds of work for a whole block: run it off the async executor.
-    pub fn new(design: &Design, emission: u32, block: u32, seed: &Seed, entries: Entries) -> Result<Prover, BlockError> {
+    pub fn new(
+        design: &Design,
+        emission: u32,
+        block: u32,
+        seed: &Seed,
+        entries: Entries,
+    ) -> Result<Prover, BlockError> {
         let tree = merkle::Tree::new(leaves(design, emission, block, seed, &entries)?);
         Ok(Prover { emission, block, seed: *seed, entries, tree })
     }
@@ -274,7 +306,13 @@ impl Prover {
     /// The prover of a block whose tree's level [`merkle::KEPT_LEVEL`] was kept (`kept_level`, from
     /// [`Prover::kept_level`] or [`Block::kept_level`]): milliseconds instead of seconds. `None` if the
     /// level does not fit the block; the caller checks the root against the block's commitment.
-    pub fn from_kept_level(emission: u32, block: u32, seed: &Seed, entries: Entries, kept_level: Vec<Hash>) -> Option<Prover> {
+    pub fn from_kept_level(
+        emission: u32,
+        block: u32,
+        seed: &Seed,
+        entries: Entries,
+        kept_level: Vec<Hash>,
+    ) -> Option<Prover> {
         let tree = merkle::Tree::from_kept_level(entries.len(), kept_level)?;
         Some(Prover { emission, block, seed: *seed, entries, tree })
     }
@@ -304,10 +342,12 @@ impl Prover {
                 .map(|i| {
                     let serial = Serial { emission, block, index: i as u32 };
                     let entry = self.entries.get(i).ok_or(BlockError::NoTicket(i as u32));
-                    entry.and_then(|entry| checked_leaf(&mut buffer, design, &self.seed, serial, entry)).unwrap_or_else(|e| {
-                        failure = Some(e);
-                        [0; 32]
-                    })
+                    entry.and_then(|entry| checked_leaf(&mut buffer, design, &self.seed, serial, entry)).unwrap_or_else(
+                        |e| {
+                            failure = Some(e);
+                            [0; 32]
+                        },
+                    )
                 })
                 .collect()
         });
@@ -317,7 +357,13 @@ impl Prover {
 
 /// Recomputes a block from its seed and checks everything: the prize table exactly, every ticket valid,
 /// composer and evaluator agreeing on every ticket, and the committed root.
-pub fn audit(design: &Design, emission: u32, block: u32, seed: &Seed, committed: &Commitment) -> Result<AuditReport, BlockError> {
+pub fn audit(
+    design: &Design,
+    emission: u32,
+    block: u32,
+    seed: &Seed,
+    committed: &Commitment,
+) -> Result<AuditReport, BlockError> {
     let audit = Audit::start(design, emission, block, seed, committed)?;
     let leaves = audit.leaves(0..audit.tickets())?;
     audit.conclude(leaves)
@@ -335,7 +381,13 @@ pub struct Audit<'a> {
 }
 
 impl<'a> Audit<'a> {
-    pub fn start(design: &'a Design, emission: u32, block: u32, seed: &Seed, committed: &Commitment) -> Result<Audit<'a>, BlockError> {
+    pub fn start(
+        design: &'a Design,
+        emission: u32,
+        block: u32,
+        seed: &Seed,
+        committed: &Commitment,
+    ) -> Result<Audit<'a>, BlockError> {
         if design.hash != committed.design_hash {
             return Err(BlockError::Design { committed: hex(&committed.design_hash), given: hex(&design.hash) });
         }

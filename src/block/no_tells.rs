@@ -81,7 +81,9 @@ impl Tally {
             self.reels_by_place[place][Reel::ALL.iter().position(|r| r == reel).expect("a reel symbol")] += 1;
         }
         if read_reels(reels) == Ok(ReelsWin::Nothing) {
-            let odd = (0..3).filter(|&i| reels[(i + 1) % 3] == reels[(i + 2) % 3] && reels[i] != reels[(i + 1) % 3]).collect::<Vec<_>>();
+            let odd = (0..3)
+                .filter(|&i| reels[(i + 1) % 3] == reels[(i + 2) % 3] && reels[i] != reels[(i + 1) % 3])
+                .collect::<Vec<_>>();
             if let [odd] = odd[..] {
                 self.odd_reel[odd] += 1;
             }
@@ -150,7 +152,9 @@ fn independent<const N: usize>(rows: &[[u64; N]]) -> f64 {
 // A pair is read at `[a][b]` and at `[b][a]`: indices say that more plainly than iterators would.
 #[allow(clippy::needless_range_loop)]
 fn orders(throws: &[[u64; 7]; 7]) -> f64 {
-    let g = |observed: u64, expected: f64| if observed == 0 { 0.0 } else { 2.0 * observed as f64 * (observed as f64 / expected).ln() };
+    let g = |observed: u64, expected: f64| {
+        if observed == 0 { 0.0 } else { 2.0 * observed as f64 * (observed as f64 / expected).ln() }
+    };
     let mut statistic = 0.0;
     let mut pairs = 0;
     for a in 1..=6 {
@@ -168,7 +172,8 @@ fn orders(throws: &[[u64; 7]; 7]) -> f64 {
 fn tells(tally: &Tally, design: &Design) -> Vec<String> {
     let card_places = tally.card_values_by_place;
     let throw_places = tally.throw_places;
-    let decoys: Vec<u64> = design.losing.roulette_decoys.iter().map(|a| tally.stack_amounts.get(a).map_or(0, |c| c[0])).collect();
+    let decoys: Vec<u64> =
+        design.losing.roulette_decoys.iter().map(|a| tally.stack_amounts.get(a).map_or(0, |c| c[0])).collect();
     let statistics = [
         ("throw orders", orders(&tally.throws)),
         ("odd reel of two alike", uniform(&tally.odd_reel)),
@@ -180,7 +185,8 @@ fn tells(tally: &Tally, design: &Design) -> Vec<String> {
         ("winning throws' places", independent(&throw_places)),
         ("decoy amounts", uniform(&decoys)),
     ];
-    let mut found: Vec<String> = statistics.iter().filter(|(_, p)| *p < ALPHA).map(|(name, p)| format!("{name} (p = {p:.1e})")).collect();
+    let mut found: Vec<String> =
+        statistics.iter().filter(|(_, p)| *p < ALPHA).map(|(name, p)| format!("{name} (p = {p:.1e})")).collect();
     for (amount, [decoy, winning]) in &tally.stack_amounts {
         let win_chance = *winning as f64 / (decoy + winning) as f64;
         if win_chance > AMOUNT_BOUND {
@@ -207,7 +213,11 @@ fn a_block_of_the_current_composer_shows_no_tell() {
     assert_eq!(tells(&tally, &design), Vec::<String>::new());
     let worst = tally.stack_amounts.iter().map(|(_, [d, w])| *w as f64 / (d + w) as f64).fold(0.0, f64::max);
     let predicted = design.roulette_amount_odds().iter().map(|o| o.win_chance()).fold(0.0, f64::max);
-    println!("the most telling amount under a stack wins {:.2} % of the time (predicted {:.2} %)", worst * 100.0, predicted * 100.0);
+    println!(
+        "the most telling amount under a stack wins {:.2} % of the time (predicted {:.2} %)",
+        worst * 100.0,
+        predicted * 100.0
+    );
     assert!((worst - predicted).abs() < 0.01, "the design's odds of each amount are what a block prints");
 }
 
@@ -216,7 +226,8 @@ fn the_test_finds_every_tell_of_the_old_composer() {
     let design = Design::from_toml_for(&old_design_text(), Scheme::V1).unwrap();
     let found = tells(&tally_block(&design, &[0x5E; 32]), &design);
     println!("the old composer's tells: {found:#?}");
-    for tell in ["throw orders", "odd reel of two alike", "stack numbers", "amount 3,00", "amount 7,00", "amount 40,00"] {
+    for tell in ["throw orders", "odd reel of two alike", "stack numbers", "amount 3,00", "amount 7,00", "amount 40,00"]
+    {
         assert!(found.iter().any(|f| f.starts_with(tell)), "{tell} not found in {found:?}");
     }
 }

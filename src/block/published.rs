@@ -3,7 +3,10 @@
 //! block are recomputed from the seed and the design, and must give the committed root and the
 //! regulation's prize table. `vegas verify` and the « Vérifier » page run this.
 
-use super::{Audit, AuditReport, BlockError, Commitment, Hash, Scheme, Seed, audit, compose_ticket, from_hex, lot_of, merkle, shuffled_lots};
+use super::{
+    Audit, AuditReport, BlockError, Commitment, Hash, Scheme, Seed, audit, compose_ticket, from_hex, lot_of, merkle,
+    shuffled_lots,
+};
 use crate::composer::{Design, DesignError};
 use crate::money::Cents;
 use crate::payload::Serial;
@@ -69,14 +72,19 @@ pub struct ClosedBlock {
 
 impl ClosedBlock {
     pub fn read(published: &PublishedBlock) -> Result<ClosedBlock, VerifyError> {
-        let seed = from_hex(published.seed.as_deref().ok_or(VerifyError::StillOpen)?).ok_or(VerifyError::NotHex("seed"))?;
+        let seed =
+            from_hex(published.seed.as_deref().ok_or(VerifyError::StillOpen)?).ok_or(VerifyError::NotHex("seed"))?;
         let root = from_hex(&published.root).ok_or(VerifyError::NotHex("root"))?;
         let scheme = Scheme::from_number(published.scheme).ok_or(VerifyError::UnknownScheme(published.scheme))?;
         let design = Design::from_toml_for(&published.design, scheme)?;
         if super::hex(&design.hash) != published.design_sha256 {
-            return Err(VerifyError::DesignHash { published: published.design_sha256.clone(), found: super::hex(&design.hash) });
+            return Err(VerifyError::DesignHash {
+                published: published.design_sha256.clone(),
+                found: super::hex(&design.hash),
+            });
         }
-        let regulation: Vec<PublishedPrize> = PRIZE_TABLE.iter().map(|t| PublishedPrize { count: t.count, lot_cents: t.lot.0 }).collect();
+        let regulation: Vec<PublishedPrize> =
+            PRIZE_TABLE.iter().map(|t| PublishedPrize { count: t.count, lot_cents: t.lot.0 }).collect();
         if published.prize_table != regulation {
             return Err(VerifyError::PrizeTable);
         }
@@ -86,8 +94,15 @@ impl ClosedBlock {
 
     /// Ticket `index`, as the seed composes it.
     pub fn ticket(&self, index: u32) -> Result<RecomputedTicket, VerifyError> {
-        let lot = shuffled_lots(&self.seed).get(index as usize).map(|&code| lot_of(code)).ok_or(BlockError::NoTicket(index))?;
-        let ticket = compose_ticket(&self.design, &self.seed, index, lot).map_err(|error| BlockError::Compose { index, lot, error })?;
+        let lot = shuffled_lots(&self.seed)
+            .get(index as usize)
+            .map(|&code| lot_of(code))
+            .ok_or(BlockError::NoTicket(index))?;
+        let ticket = compose_ticket(&self.design, &self.seed, index, lot).map_err(|error| BlockError::Compose {
+            index,
+            lot,
+            error,
+        })?;
         let serial = Serial { emission: self.emission, block: self.block, index };
         let salt = (self.design.scheme >= Scheme::V2).then(|| merkle::salt(&self.seed, index));
         let leaf = merkle::leaf(&mut Vec::new(), salt.as_ref(), serial, &ticket, lot);

@@ -25,7 +25,8 @@ fn a_full_block_is_made_and_audited_exactly() {
     wrong.root[0] ^= 1;
     assert!(matches!(audit(&design, 1, 1, &SEED, &wrong), Err(BlockError::Root { .. })));
     assert!(matches!(audit(&design, 1, 2, &SEED, &block.commitment()), Err(BlockError::Root { .. })));
-    let other = Design::from_toml(&crate::composer::design::DEFAULT_DESIGN_TOML.replace("weight = 8", "weight = 7")).unwrap();
+    let other =
+        Design::from_toml(&crate::composer::design::DEFAULT_DESIGN_TOML.replace("weight = 8", "weight = 7")).unwrap();
     assert!(matches!(audit(&other, 1, 1, &SEED, &block.commitment()), Err(BlockError::Design { .. })));
 }
 

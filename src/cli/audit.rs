@@ -29,8 +29,18 @@ impl Audit {
             },
             Audit::Show { from, limit } => {
                 for e in store.audit_log(from.max(1) - 1, limit).await? {
-                    let change = format!("{} → {}", e.before.as_deref().unwrap_or("-"), e.after.as_deref().unwrap_or("-"));
-                    println!("{:>6} {} {} {} {} {} {}", e.seq, utc(e.at), e.actor, e.action, e.target, change, e.reason.unwrap_or_default());
+                    let change =
+                        format!("{} → {}", e.before.as_deref().unwrap_or("-"), e.after.as_deref().unwrap_or("-"));
+                    println!(
+                        "{:>6} {} {} {} {} {} {}",
+                        e.seq,
+                        utc(e.at),
+                        e.actor,
+                        e.action,
+                        e.target,
+                        change,
+                        e.reason.unwrap_or_default()
+                    );
                 }
             }
         }

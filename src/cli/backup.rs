@@ -18,11 +18,20 @@ pub struct Backup {
 impl Backup {
     pub fn run(self, global: &Global) -> Result<()> {
         let Database::Sqlite(data) = global.database() else {
-            bail!("vegas backup copies the embedded store; back PostgreSQL up with pg_basebackup and WAL archiving (docs/operations.md)");
+            bail!(
+                "vegas backup copies the embedded store; back PostgreSQL up with pg_basebackup and WAL archiving \
+                    (docs/operations.md)"
+            );
         };
         let started = std::time::Instant::now();
         let copy = sqlite::backup(&data.join(sqlite::FILE_NAME), &self.dest)?;
-        println!("{}: {} bytes, {} tickets, copied in {:.1} s", self.dest.display(), copy.bytes, copy.tickets, started.elapsed().as_secs_f64());
+        println!(
+            "{}: {} bytes, {} tickets, copied in {:.1} s",
+            self.dest.display(),
+            copy.bytes,
+            copy.tickets,
+            started.elapsed().as_secs_f64()
+        );
         Ok(())
     }
 }

@@ -35,7 +35,8 @@ impl Blocks {
                 }
             }
             Blocks::Audit { emission, block } => {
-                let report = vegas::server::blocks::audit_stored(&store, emission, block).await.map_err(|e| anyhow!(e))?;
+                let report =
+                    vegas::server::blocks::audit_stored(&store, emission, block).await.map_err(|e| anyhow!(e))?;
                 println!("block E{emission}-B{block}: {} tickets, audit passed", report.tickets);
                 for (lot, count) in report.counts.iter().rev() {
                     println!("  {count:>9} × {lot}");

@@ -31,6 +31,11 @@ impl Emission {
         println!("emission {emission}: {n} block(s) of 1 500 000 tickets made");
         let design_sha256 = vegas::block::hex(&<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
         let after = serde_json::json!({ "blocks": n, "design_sha256": design_sha256 });
-        record(&store, AuditNote::new(&cli_actor(), "emission_made", format!("emission:{emission}")).change(None, Some(after)), now).await
+        record(
+            &store,
+            AuditNote::new(&cli_actor(), "emission_made", format!("emission:{emission}")).change(None, Some(after)),
+            now,
+        )
+        .await
     }
 }

@@ -107,7 +107,13 @@ enum Command {
 impl Command {
     /// Commands that only read, at length: audits and checks.
     fn audits(&self) -> bool {
-        matches!(self, Command::Ledger(_) | Command::Blocks(blocks::Blocks::Audit { .. }) | Command::Verify(_) | Command::Backup(_))
+        matches!(
+            self,
+            Command::Ledger(_)
+                | Command::Blocks(blocks::Blocks::Audit { .. })
+                | Command::Verify(_)
+                | Command::Backup(_)
+        )
     }
 }
 
@@ -153,7 +159,8 @@ async fn execute(cli: Cli) -> Result<()> {
 
 /// Logs on stderr: stdout is the commands' output (a ledger report, a key list).
 fn start_logs(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
     let logs = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
     match format {
         // Colours only for a terminal: a log file or a log collector gets plain text.

@@ -84,7 +84,9 @@ impl Serve {
             bail!("--admin-addr must differ from --addr: the back office is never served to players");
         }
         let qa_deck = match &self.qa_deck {
-            Some(_) if !self.demo => bail!("--qa-deck sells test tickets: it needs --demo, and is never allowed with real money"),
+            Some(_) if !self.demo => {
+                bail!("--qa-deck sells test tickets: it needs --demo, and is never allowed with real money")
+            }
             Some(path) => Some(super::read(path)?),
             None => None,
         };
@@ -99,7 +101,10 @@ impl Serve {
             auth_rate: limits::Rate { burst: self.auth_burst, per_minute: self.auth_per_minute },
             password_hashes: self.password_hashes.unwrap_or(defaults.password_hashes),
             max_connections: self.max_connections,
-            client_cap: ClientCap { held: self.max_connections_per_client, per_second: self.new_connections_per_second },
+            client_cap: ClientCap {
+                held: self.max_connections_per_client,
+                per_second: self.new_connections_per_second,
+            },
             timeouts: Timeouts {
                 header: Duration::from_secs(self.header_timeout),
                 body: Duration::from_secs(self.body_timeout),
@@ -110,14 +115,19 @@ impl Serve {
             ..defaults
         };
         if let Some(speed) = self.test_only_clock_speed {
-            tracing::warn!(speed, "TEST ONLY: the clock runs {speed} times faster than real time; never serve players so");
+            tracing::warn!(
+                speed,
+                "TEST ONLY: the clock runs {speed} times faster than real time; never serve players so"
+            );
         }
         let state = AppState::open(config).await.map_err(anyhow::Error::msg)?;
         // A first local launch must be playable at once. Several instances sharing a database never
         // make emissions by themselves: the operator does (`vegas emission create`).
         if self.demo && embedded && state.store.blocks().await?.is_empty() {
             tracing::info!("no block yet: making a first emission of one block");
-            blocks::create_emission(&state.store, DEFAULT_DESIGN_TOML, 1, state.config.clock.now()).await.map_err(anyhow::Error::msg)?;
+            blocks::create_emission(&state.store, DEFAULT_DESIGN_TOML, 1, state.config.clock.now())
+                .await
+                .map_err(anyhow::Error::msg)?;
         }
         if let Some(deck) = qa_deck {
             qa_deck::install(&state, &deck).await.map_err(anyhow::Error::msg).context("--qa-deck")?;

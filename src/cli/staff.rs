@@ -42,12 +42,16 @@ impl Staff {
                 if password.chars().count() < 12 {
                     bail!("a staff password has 12 characters or more");
                 }
-                let hash = vegas::server::passwords::Passwords::new(1).hash(password).await.map_err(|e| anyhow!("{e:?}"))?;
+                let hash =
+                    vegas::server::passwords::Passwords::new(1).hash(password).await.map_err(|e| anyhow!("{e:?}"))?;
                 let new = staff::new_staff(&name, role, hash).map_err(|e| anyhow!(e))?;
                 let added = global.store().await?.add_staff(new, &cli_actor(), now).await?;
                 println!("staff member {} ({}) added", added.name, added.role.as_str());
                 println!("TOTP secret (give it to the member, once): {}", added.totp_secret);
-                println!("authenticator address: {}", staff::totp_url(&added.totp_secret, &added.name).map_err(|e| anyhow!(e))?);
+                println!(
+                    "authenticator address: {}",
+                    staff::totp_url(&added.totp_secret, &added.name).map_err(|e| anyhow!(e))?
+                );
             }
             Staff::Role { name, role, reason } => {
                 global.store().await?.set_role(&name, role, &cli_actor(), &reason, now).await?;

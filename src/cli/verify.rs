@@ -23,7 +23,8 @@ impl Verify {
         } else {
             super::read(&self.document)?
         };
-        let published: PublishedBlock = vegas::json::from_str(&text).map_err(anyhow::Error::msg).context("not a block's document")?;
+        let published: PublishedBlock =
+            vegas::json::from_str(&text).map_err(anyhow::Error::msg).context("not a block's document")?;
         let block = ClosedBlock::read(&published)?;
         if let Some(index) = self.ticket {
             let t = block.ticket(index)?;

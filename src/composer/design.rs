@@ -132,7 +132,8 @@ pub enum DesignError {
     #[error("[losing]: {0}")]
     Losing(String),
     #[error(
-        "a roulette win of {0} is never printed as a decoy: a stack showing it would tell its win before the wheel is scratched (add it to [losing] roulette_decoys)"
+        "a roulette win of {0} is never printed as a decoy: a stack showing it would tell its win before the wheel is \
+            scratched (add it to [losing] roulette_decoys)"
     )]
     Tell(Cents),
 }
@@ -188,7 +189,11 @@ impl LosingFile {
         if self.roulette_decoys.is_empty() {
             return Err("roulette_decoys needs at least one amount".into());
         }
-        let roulette_decoys = self.roulette_decoys.iter().map(|&e| euros_in(e, "a roulette decoy", Cents::euros(1))).collect::<Result<_, _>>()?;
+        let roulette_decoys = self
+            .roulette_decoys
+            .iter()
+            .map(|&e| euros_in(e, "a roulette decoy", Cents::euros(1)))
+            .collect::<Result<_, _>>()?;
         if self.near_miss_percent > 100 {
             return Err(format!("near_miss_percent is {}, at most 100", self.near_miss_percent));
         }
@@ -198,7 +203,11 @@ impl LosingFile {
         if self.near_miss_percent > 0 && self.craps_near_miss.is_empty() {
             return Err("craps_near_miss needs at least one throw when near misses are drawn".into());
         }
-        Ok(LosingLook { roulette_decoys, near_miss_percent: self.near_miss_percent, craps_near_miss: self.craps_near_miss })
+        Ok(LosingLook {
+            roulette_decoys,
+            near_miss_percent: self.near_miss_percent,
+            craps_near_miss: self.craps_near_miss,
+        })
     }
 }
 
@@ -270,7 +279,8 @@ impl Design {
             let total: u32 = patterns.iter().map(|p| p.weight).sum();
             for pattern in patterns {
                 if let Some(amount) = pattern.roulette {
-                    *winning.entry(amount).or_default() += f64::from(tier.count) * f64::from(pattern.weight) / f64::from(total);
+                    *winning.entry(amount).or_default() +=
+                        f64::from(tier.count) * f64::from(pattern.weight) / f64::from(total);
                 }
             }
         }
@@ -295,7 +305,10 @@ impl Design {
                 let ticket = compose_pattern(self, pattern, &mut rng);
                 let read = ticket.evaluate().map(|o| o.lot);
                 if read != Ok(pattern.lot) {
-                    return Err(DesignError::Pattern { pattern: pattern.name.clone(), problem: format!("printed as {ticket:?}, it reads {read:?}") });
+                    return Err(DesignError::Pattern {
+                        pattern: pattern.name.clone(),
+                        problem: format!("printed as {ticket:?}, it reads {read:?}"),
+                    });
                 }
             }
         }

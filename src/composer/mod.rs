@@ -12,7 +12,10 @@ pub mod design;
 
 use crate::block::Scheme;
 use crate::money::Cents;
-use crate::rules::{Card, CardValue, CrapsZones, JackpotZones, PokerHand, PokerZones, Reel, ReelsWin, RouletteZones, Stake, Suit, Throw, Ticket};
+use crate::rules::{
+    Card, CardValue, CrapsZones, JackpotZones, PokerHand, PokerZones, Reel, ReelsWin, RouletteZones, Stake, Suit,
+    Throw, Ticket,
+};
 pub use design::{Design, DesignError, LosingLook, Pattern};
 use rand::Rng;
 
@@ -61,7 +64,16 @@ pub fn compose<R: Rng + ?Sized>(design: &Design, lot: Cents, rng: &mut R) -> Res
 
 /// A ticket that wins nothing anywhere.
 pub fn compose_losing<R: Rng + ?Sized>(design: &Design, rng: &mut R) -> Ticket {
-    let nothing = Pattern { name: String::new(), lot: Cents::ZERO, weight: 1, poker: None, roulette: None, craps: Vec::new(), reels: None, tray: None };
+    let nothing = Pattern {
+        name: String::new(),
+        lot: Cents::ZERO,
+        weight: 1,
+        poker: None,
+        roulette: None,
+        craps: Vec::new(),
+        reels: None,
+        tray: None,
+    };
     compose_pattern(design, &nothing, rng)
 }
 
@@ -69,8 +81,11 @@ pub fn compose_losing<R: Rng + ?Sized>(design: &Design, rng: &mut R) -> Ticket {
 pub fn compose_pattern<R: Rng + ?Sized>(design: &Design, pattern: &Pattern, rng: &mut R) -> Ticket {
     let look = &design.losing;
     let mut near_miss = |wins: bool| !wins && rng.random_range(0..100u32) < look.near_miss_percent;
-    let (roulette_near, craps_near, reels_near) =
-        (near_miss(pattern.roulette.is_some()), near_miss(!pattern.craps.is_empty()), near_miss(pattern.reels.is_some()));
+    let (roulette_near, craps_near, reels_near) = (
+        near_miss(pattern.roulette.is_some()),
+        near_miss(!pattern.craps.is_empty()),
+        near_miss(pattern.reels.is_some()),
+    );
     Ticket {
         poker: poker(pattern.poker.unwrap_or(PokerHand::Nothing), rng),
         roulette: roulette(pattern.roulette, roulette_near, look, design.scheme, rng),
@@ -102,7 +117,13 @@ pub fn poker<R: Rng + ?Sized>(hand: PokerHand, rng: &mut R) -> PokerZones {
 /// A near miss puts a neighbouring number of the wheel's under one stack. Under [`Scheme::V2`] the
 /// numbers go round (36 beside 1) and a stack may show any number but the wheel's, so that every number
 /// is printed under a stack equally often.
-pub fn roulette<R: Rng + ?Sized>(win: Option<Cents>, near_miss: bool, look: &LosingLook, scheme: Scheme, rng: &mut R) -> RouletteZones {
+pub fn roulette<R: Rng + ?Sized>(
+    win: Option<Cents>,
+    near_miss: bool,
+    look: &LosingLook,
+    scheme: Scheme,
+    rng: &mut R,
+) -> RouletteZones {
     let wheel = rng.random_range(1..=36u8);
     let (neighbour, reserved) = match scheme {
         Scheme::V1 => (if wheel == 36 || (wheel > 1 && rng.random_bool(0.5)) { wheel - 1 } else { wheel + 1 }, true),
@@ -122,7 +143,13 @@ pub fn roulette<R: Rng + ?Sized>(win: Option<Cents>, near_miss: bool, look: &Los
 
 /// Four throws: the winning ones, one near miss if asked, and losing rolls of two fair dice. Each
 /// printed throw is as likely in either order (near misses too under [`Scheme::V2`]).
-pub fn craps<R: Rng + ?Sized>(wins: &[Throw], near_miss: bool, look: &LosingLook, scheme: Scheme, rng: &mut R) -> CrapsZones {
+pub fn craps<R: Rng + ?Sized>(
+    wins: &[Throw],
+    near_miss: bool,
+    look: &LosingLook,
+    scheme: Scheme,
+    rng: &mut R,
+) -> CrapsZones {
     let either_order = |t: Throw, rng: &mut R| if rng.random_bool(0.5) { t.swapped() } else { t };
     let mut throws: Vec<Throw> = wins.iter().map(|&t| either_order(t, rng)).collect();
     if near_miss && throws.len() < 4 {

@@ -68,8 +68,15 @@ fn losing_surfaces_look_like_real_losing_surfaces() {
         assert!(t.jackpot.reels.iter().all(|&r| r != Reel::Cherry));
         assert_eq!(t.jackpot.tray, Cents::ZERO);
         near[0] += t.roulette.stakes.iter().any(|s| matches!(s.number.abs_diff(t.roulette.wheel), 1 | 35)) as usize;
-        near[1] += t.craps.throws.iter().any(|th| design.losing.craps_near_miss.iter().any(|n| [*n, n.swapped()].contains(th))) as usize;
-        near[2] += (t.jackpot.reels[0] == t.jackpot.reels[1] || t.jackpot.reels[1] == t.jackpot.reels[2] || t.jackpot.reels[0] == t.jackpot.reels[2]) as usize;
+        near[1] += t
+            .craps
+            .throws
+            .iter()
+            .any(|th| design.losing.craps_near_miss.iter().any(|n| [*n, n.swapped()].contains(th)))
+            as usize;
+        near[2] += (t.jackpot.reels[0] == t.jackpot.reels[1]
+            || t.jackpot.reels[1] == t.jackpot.reels[2]
+            || t.jackpot.reels[0] == t.jackpot.reels[2]) as usize;
     }
     // 30 % near misses are drawn on purpose; chance adds more (four fair rolls often hold one of the
     // near-miss throws, in either order). Each surface shows some, not all.
@@ -124,7 +131,10 @@ fn reels_are_drawn_for_every_win() {
     for win in ReelsWin::WINNING.into_iter().chain([ReelsWin::Nothing]) {
         for seed in 0..200 {
             for near in [false, true] {
-                assert_eq!(crate::rules::jackpot::read_reels(reels(win, near, Scheme::LATEST, &mut rng(seed))), Ok(win));
+                assert_eq!(
+                    crate::rules::jackpot::read_reels(reels(win, near, Scheme::LATEST, &mut rng(seed))),
+                    Ok(win)
+                );
             }
         }
     }
@@ -133,12 +143,17 @@ fn reels_are_drawn_for_every_win() {
 #[test]
 fn a_pattern_that_does_not_add_up_is_refused_by_name() {
     let err = design_with(|s| s.replace("roulette = 9000", "roulette = 8000")).unwrap_err();
-    assert_eq!(err.to_string(), "pattern « 10 000 € — full + roulette »: its wins add up to 9\u{202f}000,00\u{a0}€, not to its lot of 10\u{202f}000,00\u{a0}€");
+    assert_eq!(
+        err.to_string(),
+        "pattern « 10 000 € — full + roulette »: its wins add up to 9\u{202f}000,00\u{a0}€, not to its lot of \
+            10\u{202f}000,00\u{a0}€"
+    );
 }
 
 #[test]
 fn a_single_surface_pattern_for_a_multi_surface_lot_is_refused() {
-    let bad = "\n[[pattern]]\nname = \"10 € — trois cerises seules\"\nlot = 10\nweight = 1\nreels = \"three-cherries\"\n";
+    let bad =
+        "\n[[pattern]]\nname = \"10 € — trois cerises seules\"\nlot = 10\nweight = 1\nreels = \"three-cherries\"\n";
     let err = design_with(|s| format!("{s}{bad}")).unwrap_err();
     assert!(
         matches!(&err, DesignError::Pattern { pattern, problem }
@@ -153,11 +168,19 @@ fn a_single_surface_pattern_for_a_multi_surface_lot_is_refused() {
 #[test]
 fn wins_that_do_not_exist_are_refused() {
     let cases = [
-        ("craps = [\"2+5\"]\nroulette = 20", "craps = [\"2+2\"]\nroulette = 20", "craps throw 2+2 does not win anything"),
+        (
+            "craps = [\"2+5\"]\nroulette = 20",
+            "craps = [\"2+2\"]\nroulette = 20",
+            "craps throw 2+2 does not win anything",
+        ),
         ("poker = \"brelan\"\nroulette = 100", "poker = \"three-pairs\"\nroulette = 100", "three-pairs"),
         ("reels = \"three-crowns\"\n", "reels = \"two-cherries\"\n", "two-cherries"),
         ("poker = \"full\"\n", "poker = \"nothing\"\n", "\"nothing\" is not a win"),
-        ("craps = [\"3+4\", \"3+4\", \"3+4\", \"3+4\"]", "craps = [\"3+4\", \"3+4\", \"3+4\", \"3+4\", \"1+6\"]", "4 throws"),
+        (
+            "craps = [\"3+4\", \"3+4\", \"3+4\", \"3+4\"]",
+            "craps = [\"3+4\", \"3+4\", \"3+4\", \"3+4\", \"1+6\"]",
+            "4 throws",
+        ),
         ("craps = [\"2+5\"]\ntray = 20", "craps = [\"2+5\"]\ntray = 0\nroulette = 20", "bonus tray of 0 €"),
         ("weight = 8", "weight = 0", "weight must be at least 1"),
         ("lot = 3\nweight = 1\ntray = 3", "lot = 4\nweight = 1\ntray = 4", "not in the prize table"),
@@ -176,7 +199,10 @@ fn a_design_missing_a_lot_or_malformed_is_refused() {
     assert_eq!(Design::from_toml(&without_40k).unwrap_err(), DesignError::MissingLot(Cents::euros(40_000)));
     assert!(matches!(design_with(|s| s.replace("version = 1", "version = 2")), Err(DesignError::Version(2))));
     assert!(matches!(design_with(|s| s.replace("weight = 8", "wieght = 8")), Err(DesignError::Syntax(_))));
-    assert!(matches!(design_with(|s| s.replace("near_miss_percent = 30", "near_miss_percent = 130")), Err(DesignError::Losing(_))));
+    assert!(matches!(
+        design_with(|s| s.replace("near_miss_percent = 30", "near_miss_percent = 130")),
+        Err(DesignError::Losing(_))
+    ));
     assert!(matches!(design_with(|s| s.replace("\"5+5\", ", "\"5+6\", ")), Err(DesignError::Losing(_))));
     let dup = design_with(|s| s.replace("name = \"3 € — bonus\"", "name = \"3 € — une cerise\"")).unwrap_err();
     assert!(dup.to_string().contains("same name"), "{dup}");

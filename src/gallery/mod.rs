@@ -63,7 +63,14 @@ struct Gallery<'a> {
 
 impl Gallery<'_> {
     /// A specimen of one surface: a losing ticket whose `surface` is then printed by `print`.
-    fn surface(&mut self, surface: Surface, id: String, title: String, win: Cents, print: impl FnOnce(&mut Ticket, &mut ChaCha20Rng)) {
+    fn surface(
+        &mut self,
+        surface: Surface,
+        id: String,
+        title: String,
+        win: Cents,
+        print: impl FnOnce(&mut Ticket, &mut ChaCha20Rng),
+    ) {
         let mut rng = specimen_rng(self.seed, &id);
         let mut ticket = composer::compose_losing(self.design, &mut rng);
         print(&mut ticket, &mut rng);
@@ -96,20 +103,32 @@ pub fn gallery(design: &Design, seed: &str) -> Vec<Specimen> {
     g.losing(Surface::Poker, false, |t, rng| t.poker = composer::poker(PokerHand::Nothing, rng));
     for hand in PokerHand::WINNING {
         let title = format!("Poker — {} ({})", hand.name_fr(), hand.win().short());
-        g.surface(Surface::Poker, format!("poker-{}", serde_name(hand)), title, hand.win(), |t, rng| t.poker = composer::poker(hand, rng));
+        g.surface(Surface::Poker, format!("poker-{}", serde_name(hand)), title, hand.win(), |t, rng| {
+            t.poker = composer::poker(hand, rng)
+        });
     }
 
     for amount in printed_amounts(design, |p| p.roulette) {
-        let (id, title) = (format!("roulette-{}", euros(amount)), format!("Roulette — mise gagnante de {}", amount.short()));
-        g.surface(Surface::Roulette, id, title, amount, |t, rng| t.roulette = composer::roulette(Some(amount), false, look, scheme, rng));
+        let (id, title) =
+            (format!("roulette-{}", euros(amount)), format!("Roulette — mise gagnante de {}", amount.short()));
+        g.surface(Surface::Roulette, id, title, amount, |t, rng| {
+            t.roulette = composer::roulette(Some(amount), false, look, scheme, rng)
+        });
     }
     for near_miss in [false, true] {
-        g.losing(Surface::Roulette, near_miss, |t, rng| t.roulette = composer::roulette(None, near_miss, look, scheme, rng));
+        g.losing(Surface::Roulette, near_miss, |t, rng| {
+            t.roulette = composer::roulette(None, near_miss, look, scheme, rng)
+        });
     }
 
     for (throw, win) in WINNING_THROWS {
-        let (id, title) = (format!("craps-{}-{}", throw.0, throw.1), format!("Craps — {} + {} ({})", throw.0, throw.1, Cents::euros(win).short()));
-        g.surface(Surface::Craps, id, title, Cents::euros(win), |t, rng| t.craps = composer::craps(&[throw], false, look, scheme, rng));
+        let (id, title) = (
+            format!("craps-{}-{}", throw.0, throw.1),
+            format!("Craps — {} + {} ({})", throw.0, throw.1, Cents::euros(win).short()),
+        );
+        g.surface(Surface::Craps, id, title, Cents::euros(win), |t, rng| {
+            t.craps = composer::craps(&[throw], false, look, scheme, rng)
+        });
     }
     // A design without near-miss throws has only the plain losing surface to show.
     for near_miss in [false, true].into_iter().filter(|&n| !n || !look.craps_near_miss.is_empty()) {
@@ -117,15 +136,23 @@ pub fn gallery(design: &Design, seed: &str) -> Vec<Specimen> {
     }
 
     for reels in ReelsWin::WINNING {
-        let (id, title) = (format!("jackpot-{}", serde_name(reels)), format!("Jackpot — {} ({})", reels.name_fr(), reels.win().short()));
-        g.surface(Surface::Jackpot, id, title, reels.win(), |t, rng| t.jackpot.reels = composer::reels(reels, false, scheme, rng));
+        let (id, title) = (
+            format!("jackpot-{}", serde_name(reels)),
+            format!("Jackpot — {} ({})", reels.name_fr(), reels.win().short()),
+        );
+        g.surface(Surface::Jackpot, id, title, reels.win(), |t, rng| {
+            t.jackpot.reels = composer::reels(reels, false, scheme, rng)
+        });
     }
     for amount in printed_amounts(design, |p| p.tray) {
-        let (id, title) = (format!("jackpot-bonus-{}", euros(amount)), format!("Jackpot — bonus de {}", amount.short()));
+        let (id, title) =
+            (format!("jackpot-bonus-{}", euros(amount)), format!("Jackpot — bonus de {}", amount.short()));
         g.surface(Surface::Jackpot, id, title, amount, |t, _| t.jackpot.tray = amount);
     }
     for near_miss in [false, true] {
-        g.losing(Surface::Jackpot, near_miss, |t, rng| t.jackpot.reels = composer::reels(ReelsWin::Nothing, near_miss, scheme, rng));
+        g.losing(Surface::Jackpot, near_miss, |t, rng| {
+            t.jackpot.reels = composer::reels(ReelsWin::Nothing, near_miss, scheme, rng)
+        });
     }
 
     let mut rank_in_lot = std::collections::BTreeMap::<Cents, usize>::new();
@@ -134,7 +161,13 @@ pub fn gallery(design: &Design, seed: &str) -> Vec<Specimen> {
         *rank += 1;
         let id = format!("ticket-{}-{rank}", euros(pattern.lot));
         let ticket = composer::compose_pattern(design, pattern, &mut specimen_rng(seed, &id));
-        g.specimens.push(Specimen { id, title: format!("Ticket {}", pattern.name), shows: Shows::Ticket, ticket, win: pattern.lot });
+        g.specimens.push(Specimen {
+            id,
+            title: format!("Ticket {}", pattern.name),
+            shows: Shows::Ticket,
+            ticket,
+            win: pattern.lot,
+        });
     }
     let id = "ticket-losing".to_owned();
     let ticket = composer::compose_losing(design, &mut specimen_rng(seed, &id));

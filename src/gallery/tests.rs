@@ -30,11 +30,12 @@ fn ids_are_unique_and_every_outcome_of_every_surface_is_there() {
     let specimens = shipped("s");
     let ids = ids(&specimens);
     assert_eq!(ids.len(), specimens.len(), "unique ids");
-    let mut expected: Vec<String> = ["poker-losing", "roulette-losing", "roulette-near-miss", "craps-losing", "craps-near-miss"]
-        .into_iter()
-        .chain(["jackpot-losing", "jackpot-near-miss", "ticket-losing"])
-        .map(String::from)
-        .collect();
+    let mut expected: Vec<String> =
+        ["poker-losing", "roulette-losing", "roulette-near-miss", "craps-losing", "craps-near-miss"]
+            .into_iter()
+            .chain(["jackpot-losing", "jackpot-near-miss", "ticket-losing"])
+            .map(String::from)
+            .collect();
     expected.extend(PokerHand::WINNING.map(|h| format!("poker-{}", serde_name(h))));
     expected.extend(WINNING_THROWS.map(|(t, _)| format!("craps-{}-{}", t.0, t.1)));
     expected.extend(ReelsWin::WINNING.map(|w| format!("jackpot-{}", serde_name(w))));
@@ -60,7 +61,10 @@ fn near_misses_look_near_and_losing_surfaces_lose() {
         let specimens = gallery(&design, &seed.to_string());
         let get = |id: &str| &specimens.iter().find(|s| s.id == id).unwrap().ticket;
         let roulette = &get("roulette-near-miss").roulette;
-        assert!(roulette.stakes.iter().any(|s| matches!(s.number.abs_diff(roulette.wheel), 1 | 35)), "a neighbour of the wheel");
+        assert!(
+            roulette.stakes.iter().any(|s| matches!(s.number.abs_diff(roulette.wheel), 1 | 35)),
+            "a neighbour of the wheel"
+        );
         let near_miss = |t: &Throw| design.losing.craps_near_miss.iter().any(|n| [*n, n.swapped()].contains(t));
         assert!(get("craps-near-miss").craps.throws.iter().any(near_miss));
         let reels = get("jackpot-near-miss").jackpot.reels;
@@ -93,7 +97,8 @@ fn a_seed_names_one_exact_picture() {
 #[test]
 fn winning_throw_specimens_show_that_throw_once() {
     for s in shipped("x").iter().filter(|s| s.id.starts_with("craps-") && s.win > Cents::ZERO) {
-        let winners: Vec<Throw> = s.ticket.craps.throws.iter().filter(|t| t.win() != Ok(Cents::ZERO)).map(|t| t.unordered()).collect();
+        let winners: Vec<Throw> =
+            s.ticket.craps.throws.iter().filter(|t| t.win() != Ok(Cents::ZERO)).map(|t| t.unordered()).collect();
         assert_eq!(winners.len(), 1, "{}", s.id);
         assert_eq!(format!("craps-{}-{}", winners[0].0, winners[0].1), s.id);
     }

@@ -50,8 +50,12 @@ impl std::str::FromStr for Serial {
     type Err = NotASerial;
 
     fn from_str(text: &str) -> Result<Serial, NotASerial> {
-        let digits = |part: &str| if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) { part.parse().ok() } else { None };
-        let tagged = |part: &str, tag: char| part.strip_prefix(tag).or_else(|| part.strip_prefix(tag.to_ascii_lowercase())).and_then(digits);
+        let digits = |part: &str| {
+            if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) { part.parse().ok() } else { None }
+        };
+        let tagged = |part: &str, tag: char| {
+            part.strip_prefix(tag).or_else(|| part.strip_prefix(tag.to_ascii_lowercase())).and_then(digits)
+        };
         let mut parts = text.trim().split('-');
         match (parts.next(), parts.next(), parts.next(), parts.next()) {
             (Some(emission), Some(block), Some(index), None) => Ok(Serial {
@@ -114,7 +118,14 @@ pub struct Jwks {
 impl Jwk {
     pub fn from_key(key: &VerifyingKey) -> Jwk {
         let x = B64.encode(key.as_bytes());
-        Jwk { kid: thumbprint(&x), kty: "OKP".into(), crv: "Ed25519".into(), x, alg: Some("EdDSA".into()), use_: Some("sig".into()) }
+        Jwk {
+            kid: thumbprint(&x),
+            kty: "OKP".into(),
+            crv: "Ed25519".into(),
+            x,
+            alg: Some("EdDSA".into()),
+            use_: Some("sig".into()),
+        }
     }
 
     /// The raw Ed25519 public key (RFC 8037 `x`).
@@ -220,7 +231,10 @@ pub enum PayloadError {
     InvalidTicket(#[from] InvalidTicket),
     #[error("the ticket is signed for a lot of {signed} but its symbols read {read}")]
     LotMismatch { signed: Cents, read: Cents },
-    #[error("the ticket is not in its block as committed before the sale: its inclusion proof does not lead to the published root")]
+    #[error(
+        "the ticket is not in its block as committed before the sale: its inclusion proof does not lead to the \
+            published root"
+    )]
     NotCommitted,
 }
 
@@ -248,16 +262,21 @@ pub struct SignedPayload<'a> {
 impl<'a> SignedPayload<'a> {
     pub fn read(token: &'a str, jwks: &'a Jwks) -> Result<SignedPayload<'a>, PayloadError> {
         let mut parts = token.split('.');
-        let (Some(header64), Some(claims64), Some(sig64), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(header64), Some(claims64), Some(sig64), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(PayloadError::Malformed("expected three dot-separated parts"));
         };
-        let header: Header = decode64(header64).and_then(|h| crate::json::from_slice(&h).ok()).ok_or(PayloadError::Malformed("unreadable protected header"))?;
+        let header: Header = decode64(header64)
+            .and_then(|h| crate::json::from_slice(&h).ok())
+            .ok_or(PayloadError::Malformed("unreadable protected header"))?;
         if header.alg != "EdDSA" {
             return Err(PayloadError::Algorithm(header.alg));
         }
         let key = jwks.keys.iter().find(|k| k.kid == header.kid).ok_or(PayloadError::UnknownKey(header.kid))?;
-        let signature: [u8; 64] =
-            decode64(sig64).and_then(|s| s.try_into().ok()).ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
+        let signature: [u8; 64] = decode64(sig64)
+            .and_then(|s| s.try_into().ok())
+            .ok_or(PayloadError::Malformed("the signature is not 64 bytes of base64url"))?;
         let signing_input = &token[..header64.len() + 1 + claims64.len()];
         Ok(SignedPayload { key, signing_input, signature, claims64 })
     }

@@ -65,7 +65,10 @@ fn the_header_is_standard_eddsa_with_a_thumbprint_kid() {
 #[test]
 fn rfc_8037_test_key_has_the_published_thumbprint() {
     // RFC 8037 appendix A.3: the thumbprint of the example Ed25519 key.
-    assert_eq!(thumbprint("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"), "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k");
+    assert_eq!(
+        thumbprint("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"),
+        "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
+    );
 }
 
 #[test]
@@ -106,7 +109,10 @@ fn an_unknown_kid_or_another_key_is_refused() {
     // A header naming a kid that is not published.
     let p = parts(&token);
     let header = B64.encode(br#"{"alg":"EdDSA","kid":"nope"}"#);
-    assert_eq!(verify(&format!("{header}.{}.{}", p[1], p[2]), &signer().jwks()), Err(PayloadError::UnknownKey("nope".into())));
+    assert_eq!(
+        verify(&format!("{header}.{}.{}", p[1], p[2]), &signer().jwks()),
+        Err(PayloadError::UnknownKey("nope".into()))
+    );
 }
 
 #[test]
@@ -124,7 +130,10 @@ fn alg_none_and_garbage_are_refused() {
 fn a_validly_signed_ticket_whose_symbols_disagree_with_its_lot_is_refused() {
     let mut c = claims(Cents::ZERO);
     c.lot_cents = Cents::euros(1_000);
-    assert_eq!(verify(&resign(&c), &signer().jwks()), Err(PayloadError::LotMismatch { signed: Cents::euros(1_000), read: Cents::ZERO }));
+    assert_eq!(
+        verify(&resign(&c), &signer().jwks()),
+        Err(PayloadError::LotMismatch { signed: Cents::euros(1_000), read: Cents::ZERO })
+    );
 }
 
 #[test]
@@ -154,9 +163,11 @@ fn serials_print_as_on_the_ticket() {
 
 #[test]
 fn a_serial_reads_back_as_printed_and_as_a_player_types_it() {
-    for serial in
-        [Serial { emission: 1, block: 3, index: 12_345 }, Serial { emission: 12, block: 250, index: 0 }, Serial { emission: 1, block: 1, index: 1_499_999 }]
-    {
+    for serial in [
+        Serial { emission: 1, block: 3, index: 12_345 },
+        Serial { emission: 12, block: 250, index: 0 },
+        Serial { emission: 1, block: 1, index: 1_499_999 },
+    ] {
         assert_eq!(serial.to_string().parse(), Ok(serial), "{serial}");
     }
     let five = Ok(Serial { emission: 1, block: 1, index: 5 });

@@ -127,13 +127,19 @@ impl Game {
     /// chosen surface, and a ticket ends on its win rather than on a loss beside it.
     pub fn surface_in_play(&self) -> Surface {
         if self.all_revealed()
-            && let Some(best) = Surface::ALL.into_iter().filter(|&s| !self.outcome.surface_win(s).is_zero()).max_by_key(|&s| self.outcome.surface_win(s))
+            && let Some(best) = Surface::ALL
+                .into_iter()
+                .filter(|&s| !self.outcome.surface_win(s).is_zero())
+                .max_by_key(|&s| self.outcome.surface_win(s))
         {
             return best;
         }
         let last = self.revealed.last().map(|z| z.surface()).or(self.chosen);
         let unfinished = |s: &Surface| !self.surface_done(*s);
-        last.filter(unfinished).or_else(|| Surface::ALL.into_iter().find(|s| s.zones().any(|z| self.can_scratch(z)))).or(last).unwrap_or(Surface::Poker)
+        last.filter(unfinished)
+            .or_else(|| Surface::ALL.into_iter().find(|s| s.zones().any(|z| self.can_scratch(z))))
+            .or(last)
+            .unwrap_or(Surface::Poker)
     }
 
     /// The win a surface shows once all its zones are uncovered.
@@ -145,7 +151,9 @@ impl Game {
     pub fn apply(&mut self, action: Action) -> bool {
         match action {
             Action::Choose(surface) if self.needs_choice() => self.chosen = Some(surface),
-            Action::Reveal(zone) if self.can_scratch(zone) || (self.mode == Mode::Auto && !self.is_revealed(zone)) => self.revealed.push(zone),
+            Action::Reveal(zone) if self.can_scratch(zone) || (self.mode == Mode::Auto && !self.is_revealed(zone)) => {
+                self.revealed.push(zone)
+            }
             Action::Completed if self.all_revealed() => self.completed = true,
             _ => return false,
         }
@@ -165,9 +173,20 @@ mod tests {
     use rand::SeedableRng;
 
     fn game(mode: Mode) -> Game {
-        let ticket = compose(&Design::default_design(), Cents::euros(50), &mut rand_chacha::ChaCha20Rng::seed_from_u64(3)).unwrap();
+        let ticket =
+            compose(&Design::default_design(), Cents::euros(50), &mut rand_chacha::ChaCha20Rng::seed_from_u64(3))
+                .unwrap();
         let outcome = ticket.evaluate().unwrap();
-        Game { ticket_id: "t".into(), serial: "E1-B1-0000001".into(), mode, ticket, outcome, revealed: vec![], chosen: None, completed: false }
+        Game {
+            ticket_id: "t".into(),
+            serial: "E1-B1-0000001".into(),
+            mode,
+            ticket,
+            outcome,
+            revealed: vec![],
+            chosen: None,
+            completed: false,
+        }
     }
 
     #[test]
@@ -198,7 +217,10 @@ mod tests {
     fn the_server_rule_keeps_jouez_order_and_ignores_repeats() {
         let mut revealed = Vec::new();
         apply_reveal(Mode::Jouez, &mut revealed, &[6, 7]).unwrap();
-        assert_eq!(apply_reveal(Mode::Jouez, &mut revealed, &[2]), Err(RevealError::FirstSurfaceUnfinished(Surface::Craps)));
+        assert_eq!(
+            apply_reveal(Mode::Jouez, &mut revealed, &[2]),
+            Err(RevealError::FirstSurfaceUnfinished(Surface::Craps))
+        );
         assert_eq!(revealed, [6, 7]);
         apply_reveal(Mode::Jouez, &mut revealed, &[8, 9, 7, 2]).unwrap();
         assert_eq!(revealed, [6, 7, 8, 9, 2]);

@@ -19,7 +19,14 @@ impl ScratchGrid {
     pub fn new(width: f64, height: f64, cell: f64) -> ScratchGrid {
         let cols = ((width / cell).ceil() as usize).max(1);
         let rows = ((height / cell).ceil() as usize).max(1);
-        ScratchGrid { width: width.max(1.0), height: height.max(1.0), cols, rows, cleared: vec![false; cols * rows], cleared_count: 0 }
+        ScratchGrid {
+            width: width.max(1.0),
+            height: height.max(1.0),
+            cols,
+            rows,
+            cleared: vec![false; cols * rows],
+            cleared_count: 0,
+        }
     }
 
     pub fn coverage(&self) -> f64 {

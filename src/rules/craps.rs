@@ -13,7 +13,8 @@ use std::str::FromStr;
 pub struct Throw(pub u8, pub u8);
 
 /// The paying throws, as unordered pairs (smaller die first).
-pub const WINNING_THROWS: [(Throw, u64); 4] = [(Throw(1, 6), 5), (Throw(2, 5), 30), (Throw(3, 4), 1_000), (Throw(5, 6), 10_000)];
+pub const WINNING_THROWS: [(Throw, u64); 4] =
+    [(Throw(1, 6), 5), (Throw(2, 5), 30), (Throw(3, 4), 1_000), (Throw(5, 6), 10_000)];
 
 impl Throw {
     /// Smaller die first, so that 6 + 1 and 1 + 6 compare equal.

@@ -44,8 +44,14 @@ pub enum ReelsWin {
 }
 
 impl ReelsWin {
-    pub const WINNING: [ReelsWin; 6] =
-        [ReelsWin::OneCherry, ReelsWin::ThreeStars, ReelsWin::ThreeCherries, ReelsWin::ThreeBars, ReelsWin::ThreeCrowns, ReelsWin::ThreeSevens];
+    pub const WINNING: [ReelsWin; 6] = [
+        ReelsWin::OneCherry,
+        ReelsWin::ThreeStars,
+        ReelsWin::ThreeCherries,
+        ReelsWin::ThreeBars,
+        ReelsWin::ThreeCrowns,
+        ReelsWin::ThreeSevens,
+    ];
 
     pub fn win(self) -> Cents {
         Cents::euros(match self {
@@ -97,7 +103,10 @@ pub fn read_reels(reels: [Reel; 3]) -> Result<ReelsWin, InvalidTicket> {
         1 => ReelsWin::OneCherry,
         // Two cherries is not in the regulation: a player would claim the one-cherry win, or more.
         2 => return Err(InvalidTicket::TwoCherries),
-        _ => ReelsWin::WINNING.into_iter().find(|w| w.triple().is_some_and(|r| reels == [r; 3])).unwrap_or(ReelsWin::Nothing),
+        _ => ReelsWin::WINNING
+            .into_iter()
+            .find(|w| w.triple().is_some_and(|r| reels == [r; 3]))
+            .unwrap_or(ReelsWin::Nothing),
     })
 }
 

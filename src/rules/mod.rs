@@ -131,7 +131,8 @@ impl Ticket {
     pub fn zone_fr(&self, z: Zone) -> String {
         let card = |c: Card| format!("{} de {}", c.value.name_fr(), c.suit.name_fr());
         let throw = |i: usize| format!("{} + {}", self.craps.throws[i].0, self.craps.throws[i].1);
-        let stake = |i: usize| format!("numéro {}, {}", self.roulette.stakes[i].number, self.roulette.stakes[i].amount.short());
+        let stake =
+            |i: usize| format!("numéro {}, {}", self.roulette.stakes[i].number, self.roulette.stakes[i].amount.short());
         match z {
             Zone::PokerHand => self.poker.hand.iter().map(|&c| card(c)).collect::<Vec<_>>().join(", "),
             Zone::PokerBonus => card(self.poker.bonus),
@@ -252,7 +253,13 @@ pub(crate) mod tests {
         let c = |v, s| Card::new(v, s);
         Ticket {
             poker: PokerZones {
-                hand: [c(Seven, Suit::Spades), c(Eight, Suit::Hearts), c(Nine, Suit::Clubs), c(Ten, Suit::Diamonds), c(Jack, Suit::Spades)],
+                hand: [
+                    c(Seven, Suit::Spades),
+                    c(Eight, Suit::Hearts),
+                    c(Nine, Suit::Clubs),
+                    c(Ten, Suit::Diamonds),
+                    c(Jack, Suit::Spades),
+                ],
                 bonus: c(Ace, Suit::Hearts),
             },
             roulette: RouletteZones {

@@ -26,8 +26,16 @@ pub enum CardValue {
 }
 
 impl CardValue {
-    pub const ALL: [CardValue; 8] =
-        [CardValue::Seven, CardValue::Eight, CardValue::Nine, CardValue::Ten, CardValue::Jack, CardValue::Queen, CardValue::King, CardValue::Ace];
+    pub const ALL: [CardValue; 8] = [
+        CardValue::Seven,
+        CardValue::Eight,
+        CardValue::Nine,
+        CardValue::Ten,
+        CardValue::Jack,
+        CardValue::Queen,
+        CardValue::King,
+        CardValue::Ace,
+    ];
 
     /// The symbol printed on the card.
     pub fn symbol(self) -> &'static str {
@@ -100,7 +108,8 @@ pub enum PokerHand {
 }
 
 impl PokerHand {
-    pub const WINNING: [PokerHand; 5] = [PokerHand::Pair, PokerHand::TwoPairs, PokerHand::Brelan, PokerHand::Full, PokerHand::Carre];
+    pub const WINNING: [PokerHand; 5] =
+        [PokerHand::Pair, PokerHand::TwoPairs, PokerHand::Brelan, PokerHand::Full, PokerHand::Carre];
 
     pub fn win(self) -> Cents {
         Cents::euros(match self {
@@ -155,7 +164,8 @@ impl PokerZones {
         }
         // The counts of repeated values, largest first: read off by size (six cards at most), which
         // spares the browser's download a sort routine.
-        let repeated: Vec<usize> = (2..=cards.len()).rev().flat_map(|n| counts.iter().copied().filter(move |&c| c == n)).collect();
+        let repeated: Vec<usize> =
+            (2..=cards.len()).rev().flat_map(|n| counts.iter().copied().filter(move |&c| c == n)).collect();
         PokerHand::WINNING
             .into_iter()
             .chain([PokerHand::Nothing])
@@ -178,13 +188,41 @@ mod tests {
     #[test]
     fn every_named_hand_pays_its_amount() {
         let cases = [
-            ([(Seven, Spades), (Eight, Hearts), (Nine, Spades), (Ten, Clubs), (Jack, Spades), (Ace, Hearts)], PokerHand::Nothing, 0),
-            ([(Seven, Spades), (Seven, Hearts), (Nine, Spades), (Ten, Clubs), (Jack, Spades), (Ace, Hearts)], PokerHand::Pair, 5),
-            ([(Seven, Spades), (Eight, Hearts), (Nine, Spades), (Ten, Clubs), (Jack, Spades), (Seven, Hearts)], PokerHand::Pair, 5),
-            ([(Seven, Spades), (Seven, Hearts), (Nine, Spades), (Nine, Clubs), (Jack, Spades), (Ace, Hearts)], PokerHand::TwoPairs, 10),
-            ([(King, Spades), (King, Hearts), (King, Diamonds), (Ten, Clubs), (Jack, Spades), (Ace, Hearts)], PokerHand::Brelan, 100),
-            ([(King, Spades), (King, Hearts), (Ace, Diamonds), (Ten, Clubs), (Ace, Spades), (King, Clubs)], PokerHand::Full, 1_000),
-            ([(Queen, Spades), (Queen, Hearts), (Queen, Diamonds), (Ten, Clubs), (Jack, Spades), (Queen, Clubs)], PokerHand::Carre, 10_000),
+            (
+                [(Seven, Spades), (Eight, Hearts), (Nine, Spades), (Ten, Clubs), (Jack, Spades), (Ace, Hearts)],
+                PokerHand::Nothing,
+                0,
+            ),
+            (
+                [(Seven, Spades), (Seven, Hearts), (Nine, Spades), (Ten, Clubs), (Jack, Spades), (Ace, Hearts)],
+                PokerHand::Pair,
+                5,
+            ),
+            (
+                [(Seven, Spades), (Eight, Hearts), (Nine, Spades), (Ten, Clubs), (Jack, Spades), (Seven, Hearts)],
+                PokerHand::Pair,
+                5,
+            ),
+            (
+                [(Seven, Spades), (Seven, Hearts), (Nine, Spades), (Nine, Clubs), (Jack, Spades), (Ace, Hearts)],
+                PokerHand::TwoPairs,
+                10,
+            ),
+            (
+                [(King, Spades), (King, Hearts), (King, Diamonds), (Ten, Clubs), (Jack, Spades), (Ace, Hearts)],
+                PokerHand::Brelan,
+                100,
+            ),
+            (
+                [(King, Spades), (King, Hearts), (Ace, Diamonds), (Ten, Clubs), (Ace, Spades), (King, Clubs)],
+                PokerHand::Full,
+                1_000,
+            ),
+            (
+                [(Queen, Spades), (Queen, Hearts), (Queen, Diamonds), (Ten, Clubs), (Jack, Spades), (Queen, Clubs)],
+                PokerHand::Carre,
+                10_000,
+            ),
         ];
         for (cards, hand, euros) in cases {
             let got = zones(cards).evaluate().unwrap();
@@ -195,9 +233,12 @@ mod tests {
 
     #[test]
     fn hands_outside_the_regulation_are_refused() {
-        let three_pairs = [(Seven, Spades), (Seven, Hearts), (Nine, Spades), (Nine, Clubs), (Ace, Spades), (Ace, Hearts)];
-        let two_brelans = [(Seven, Spades), (Seven, Hearts), (Seven, Clubs), (Nine, Clubs), (Nine, Spades), (Nine, Hearts)];
-        let carre_pair = [(Seven, Spades), (Seven, Hearts), (Seven, Clubs), (Seven, Diamonds), (Nine, Spades), (Nine, Hearts)];
+        let three_pairs =
+            [(Seven, Spades), (Seven, Hearts), (Nine, Spades), (Nine, Clubs), (Ace, Spades), (Ace, Hearts)];
+        let two_brelans =
+            [(Seven, Spades), (Seven, Hearts), (Seven, Clubs), (Nine, Clubs), (Nine, Spades), (Nine, Hearts)];
+        let carre_pair =
+            [(Seven, Spades), (Seven, Hearts), (Seven, Clubs), (Seven, Diamonds), (Nine, Spades), (Nine, Hearts)];
         assert_eq!(zones(three_pairs).evaluate(), Err(InvalidTicket::UndefinedPokerHand(vec![2, 2, 2])));
         assert_eq!(zones(two_brelans).evaluate(), Err(InvalidTicket::UndefinedPokerHand(vec![3, 3])));
         assert_eq!(zones(carre_pair).evaluate(), Err(InvalidTicket::UndefinedPokerHand(vec![4, 2])));

@@ -80,10 +80,17 @@ mod tests {
         assert_eq!(zones(5, [(1, 5), (37, 5), (3, 5)]).evaluate(), Err(InvalidTicket::RouletteNumberOutOfRange(37)));
         assert_eq!(zones(5, [(5, 5), (5, 10), (3, 5)]).evaluate(), Err(InvalidTicket::RepeatedStakeNumber(5)));
         assert_eq!(zones(5, [(1, 5), (2, 0), (3, 5)]).evaluate(), Err(InvalidTicket::UnprintableAmount(Cents::ZERO)));
-        assert_eq!(zones(5, [(1, 5), (2, 40_001), (3, 5)]).evaluate(), Err(InvalidTicket::UnprintableAmount(Cents::euros(40_001))));
+        assert_eq!(
+            zones(5, [(1, 5), (2, 40_001), (3, 5)]).evaluate(),
+            Err(InvalidTicket::UnprintableAmount(Cents::euros(40_001)))
+        );
         let cents = RouletteZones {
             wheel: 5,
-            stakes: [Stake { number: 5, amount: Cents(550) }, Stake { number: 1, amount: Cents(500) }, Stake { number: 2, amount: Cents(500) }],
+            stakes: [
+                Stake { number: 5, amount: Cents(550) },
+                Stake { number: 1, amount: Cents(500) },
+                Stake { number: 2, amount: Cents(500) },
+            ],
         };
         assert_eq!(cents.evaluate(), Err(InvalidTicket::UnprintableAmount(Cents(550))));
     }

@@ -52,8 +52,13 @@ pub fn key_file(data_dir: &Path) -> Result<Option<SigningKeyRecord>, String> {
     let path = data_dir.join(KEY_FILE_NAME);
     match std::fs::read(&path) {
         Ok(bytes) => {
-            let secret: [u8; 32] = bytes.try_into().map_err(|_| format!("{} is not a 32-byte Ed25519 secret", path.display()))?;
-            Ok(Some(SigningKeyRecord { kid: TicketSigner::from_secret(secret).kid().to_owned(), secret, created_at: 0 }))
+            let secret: [u8; 32] =
+                bytes.try_into().map_err(|_| format!("{} is not a 32-byte Ed25519 secret", path.display()))?;
+            Ok(Some(SigningKeyRecord {
+                kid: TicketSigner::from_secret(secret).kid().to_owned(),
+                secret,
+                created_at: 0,
+            }))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
@@ -74,7 +79,8 @@ impl FromRequestParts<AppState> for Player {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Player, ApiError> {
         let token = session_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
         let token_hash = token_hash(&token);
-        let session = state.store.session(&token_hash, state.config.clock.now()).await?.ok_or(ApiError::Unauthorized)?;
+        let session =
+            state.store.session(&token_hash, state.config.clock.now()).await?.ok_or(ApiError::Unauthorized)?;
         Ok(Player { id: session.player_id.clone(), token_hash, session })
     }
 }
@@ -140,7 +146,11 @@ fn demo_credit(amount: Cents) -> Credit {
 }
 
 fn demo_only(state: &AppState) -> Result<(), ApiError> {
-    if state.config.demo { Ok(()) } else { Err(ApiError::Conflict(crate::api::ErrorCode::DemoOff, "demo money is only available in demo mode".into())) }
+    if state.config.demo {
+        Ok(())
+    } else {
+        Err(ApiError::Conflict(crate::api::ErrorCode::DemoOff, "demo money is only available in demo mode".into()))
+    }
 }
 
 /// `POST /api/guest`: a new guest player with demo money (demo mode only).
@@ -148,13 +158,20 @@ fn demo_only(state: &AppState) -> Result<(), ApiError> {
     responses(
         (status = 200, description = "A new guest and its session (also set as a cookie)", body = SessionBody),
         (status = 409, description = "`demo_off`: a real-money server has no guests", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many new sessions from this address", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 429, description = "`rate_limited`: too many new sessions from this address", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         AnyRequestRefusals,
     ))]
 pub async fn guest(State(state): State<AppState>) -> Result<Response, ApiError> {
     demo_only(&state)?;
-    let player =
-        NewPlayer { id: new_player_id(), name: None, password_hash: None, guest: true, identity: None, opening_credit: Some(demo_credit(DEMO_CREDIT)) };
+    let player = NewPlayer {
+        id: new_player_id(),
+        name: None,
+        password_hash: None,
+        guest: true,
+        identity: None,
+        opening_credit: Some(demo_credit(DEMO_CREDIT)),
+    };
     let player = state.store.create_player(player, state.config.clock.now()).await?;
     start_session(&state, player.id).await
 }
@@ -196,15 +213,26 @@ pub struct Registration {
 #[utoipa::path(post, path = "/api/register", tag = "players", security(()), request_body = Registration,
     responses(
         (status = 200, description = "The new player and its session (also set as a cookie)", body = SessionBody),
-        (status = 403, description = "`under_age`: players are 18 or older; `banned`: the identity is in the national ban file", body = ErrorBody),
+        (status = 403, description = "`under_age`: players are 18 or older; `banned`: the identity is in the national \
+            ban file", body = ErrorBody),
         (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken", body = ErrorBody),
         PasswordRefusals,
     ))]
-pub async fn register(State(state): State<AppState>, ApiJson(form): ApiJson<Registration>) -> Result<Response, ApiError> {
+pub async fn register(
+    State(state): State<AppState>,
+    ApiJson(form): ApiJson<Registration>,
+) -> Result<Response, ApiError> {
     let identity = identity(&state, form.first_name, form.last_name, form.birth_date)?;
     let (name, hash) = new_credentials(&state, Credentials { name: form.name, password: form.password }).await?;
     let opening_credit = state.config.demo.then(|| demo_credit(DEMO_CREDIT));
-    let player = NewPlayer { id: new_player_id(), name: Some(name), password_hash: Some(hash), guest: false, identity, opening_credit };
+    let player = NewPlayer {
+        id: new_player_id(),
+        name: Some(name),
+        password_hash: Some(hash),
+        guest: false,
+        identity,
+        opening_credit,
+    };
     let player = state.store.create_player(player, state.config.clock.now()).await?;
     let response = start_session(&state, player.id.clone()).await?;
     Ok(DeviceCookie::issue(&state, &player.id, response))
@@ -219,7 +247,8 @@ pub struct DeviceCookie;
 impl DeviceCookie {
     fn mac(state: &AppState, player_id: &str, issued_at: i64) -> hmac::Hmac<Sha256> {
         use hmac::Mac;
-        let mut mac = <hmac::Hmac<Sha256> as Mac>::new_from_slice(&state.device_key).expect("HMAC takes a key of any length");
+        let mut mac =
+            <hmac::Hmac<Sha256> as Mac>::new_from_slice(&state.device_key).expect("HMAC takes a key of any length");
         mac.update(format!("device|{player_id}|{issued_at}").as_bytes());
         mac
     }
@@ -229,8 +258,11 @@ impl DeviceCookie {
         use hmac::Mac;
         let now = state.config.clock.now();
         let tag = crate::block::hex(&Self::mac(state, player_id, now).finalize().into_bytes());
-        let cookie =
-            format!("{DEVICE_COOKIE}={player_id}.{now}.{tag}; HttpOnly; SameSite=Strict; Path=/api/login; Max-Age={DEVICE_SECONDS}{}", secure_attribute(state));
+        let cookie = format!(
+            "{DEVICE_COOKIE}={player_id}.{now}.{tag}; HttpOnly; SameSite=Strict; Path=/api/login; \
+                Max-Age={DEVICE_SECONDS}{}",
+            secure_attribute(state)
+        );
         response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&cookie).expect("an ASCII cookie"));
         response
     }
@@ -240,12 +272,19 @@ impl DeviceCookie {
         use hmac::Mac;
         let Some(value) = cookie(headers, DEVICE_COOKIE) else { return false };
         let mut fields = value.splitn(3, '.');
-        let (Some(player), Some(issued_at), Some(tag)) = (fields.next(), fields.next().and_then(|t| t.parse::<i64>().ok()), fields.next()) else {
+        let (Some(player), Some(issued_at), Some(tag)) =
+            (fields.next(), fields.next().and_then(|t| t.parse::<i64>().ok()), fields.next())
+        else {
             return false;
         };
         let fresh = (0..DEVICE_SECONDS).contains(&(state.config.clock.now() - issued_at));
-        let tag = (0..tag.len()).step_by(2).map(|i| tag.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok())).collect::<Option<Vec<u8>>>();
-        player == player_id && fresh && tag.is_some_and(|tag| Self::mac(state, player, issued_at).verify_slice(&tag).is_ok())
+        let tag = (0..tag.len())
+            .step_by(2)
+            .map(|i| tag.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+            .collect::<Option<Vec<u8>>>();
+        player == player_id
+            && fresh
+            && tag.is_some_and(|tag| Self::mac(state, player, issued_at).verify_slice(&tag).is_ok())
     }
 }
 
@@ -261,25 +300,38 @@ impl FromRequestParts<AppState> for ClientAddress {
 }
 
 /// The identity of a registration: required for real money (an adult's), optional in demo mode.
-fn identity(state: &AppState, first: Option<String>, last: Option<String>, birth: Option<String>) -> Result<Option<Identity>, ApiError> {
+fn identity(
+    state: &AppState,
+    first: Option<String>,
+    last: Option<String>,
+    birth: Option<String>,
+) -> Result<Option<Identity>, ApiError> {
     let (Some(first_name), Some(last_name), Some(birth_date)) = (first, last, birth) else {
         return if state.config.demo {
             Ok(None)
         } else {
-            Err(ApiError::InvalidIdentity("a real-money account needs first_name, last_name and birth_date (YYYY-MM-DD)".into()))
+            Err(ApiError::InvalidIdentity(
+                "a real-money account needs first_name, last_name and birth_date (YYYY-MM-DD)".into(),
+            ))
         };
     };
     let (first_name, last_name) = (first_name.trim().to_owned(), last_name.trim().to_owned());
     for (what, name) in [("first_name", &first_name), ("last_name", &last_name)] {
         if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
-            return Err(ApiError::InvalidIdentity(format!("{what} is 1 to 64 characters, none of them a control character")));
+            return Err(ApiError::InvalidIdentity(format!(
+                "{what} is 1 to 64 characters, none of them a control character"
+            )));
         }
     }
-    let born =
-        super::dates::parse_iso_day(&birth_date).ok_or_else(|| ApiError::InvalidIdentity(format!("birth_date is a date as YYYY-MM-DD, not {birth_date:?}")))?;
-    let today = super::dates::date_of(state.config.clock.now()).ok_or_else(|| ApiError::Internal("the clock is past the calendar".into()))?;
+    let born = super::dates::parse_iso_day(&birth_date)
+        .ok_or_else(|| ApiError::InvalidIdentity(format!("birth_date is a date as YYYY-MM-DD, not {birth_date:?}")))?;
+    let today = super::dates::date_of(state.config.clock.now())
+        .ok_or_else(|| ApiError::Internal("the clock is past the calendar".into()))?;
     if !is_adult(born, today) {
-        return Err(ApiError::Forbidden(crate::api::ErrorCode::UnderAge, "players are 18 or older (loi 2010-476, art. 5)".into()));
+        return Err(ApiError::Forbidden(
+            crate::api::ErrorCode::UnderAge,
+            "players are 18 or older (loi 2010-476, art. 5)".into(),
+        ));
     }
     Ok(Some(Identity { first_name, last_name, birth_date }))
 }
@@ -294,20 +346,28 @@ fn is_adult(born: time::Date, today: time::Date) -> bool {
 async fn new_credentials(state: &AppState, creds: Credentials) -> Result<(PlayerName, String), ApiError> {
     let name = PlayerName::parse(&creds.name).map_err(ApiError::BadRequest)?;
     if creds.password.chars().count() < 8 || creds.password.len() > PASSWORD_MAX_BYTES {
-        return Err(ApiError::BadRequest(format!("a password has 8 characters or more, {PASSWORD_MAX_BYTES} bytes at most")));
+        return Err(ApiError::BadRequest(format!(
+            "a password has 8 characters or more, {PASSWORD_MAX_BYTES} bytes at most"
+        )));
     }
     Ok((name, state.passwords.hash(creds.password).await?))
 }
 
 /// `POST /api/account`: the signed-in guest becomes an account with this name and password, keeping
 /// its balance, its tickets and its session.
-#[utoipa::path(post, path = "/api/account", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body = Credentials,
+#[utoipa::path(post, path = "/api/account", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body
+    = Credentials,
     responses(
         (status = 200, description = "The player, named", body = Me),
-        (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken; `already_registered`: this player already has an account", body = ErrorBody),
+        (status = 409, description = "`name_taken`: the name, or one that reads the same, is taken; \
+            `already_registered`: this player already has an account", body = ErrorBody),
         PasswordRefusals,
     ))]
-pub async fn claim_account(State(state): State<AppState>, player: Player, ApiJson(creds): ApiJson<Credentials>) -> Result<ApiJson<Me>, ApiError> {
+pub async fn claim_account(
+    State(state): State<AppState>,
+    player: Player,
+    ApiJson(creds): ApiJson<Credentials>,
+) -> Result<ApiJson<Me>, ApiError> {
     let (name, hash) = new_credentials(&state, creds).await?;
     state.store.register_guest(&player.id, name, hash).await?;
     Ok(ApiJson(me_of(&state, &player.id).await?))
@@ -348,7 +408,8 @@ pub async fn login(
 
 /// `POST /api/logout`: ends this session and clears the cookie.
 #[utoipa::path(post, path = "/api/logout", tag = "players", security((), ("bearer" = []), ("cookie" = [])),
-    responses((status = 200, description = "Signed out (whether or not a session was sent)", body = LoggedOut), AnyRequestRefusals))]
+    responses((status = 200, description = "Signed out (whether or not a session was \
+        sent)", body = LoggedOut), AnyRequestRefusals))]
 pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if let Some(token) = session_token(&headers) {
         state.store.delete_session(&token_hash(&token)).await?;
@@ -388,14 +449,21 @@ pub struct Deposit {
 }
 
 /// `POST /api/wallet/deposit`: demo money, at most 100 € at a time (demo mode only).
-#[utoipa::path(post, path = "/api/wallet/deposit", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body = Deposit,
+#[utoipa::path(post, path = "/api/wallet/deposit", tag = "players", security(("bearer" = []), ("cookie" = [])),
+    request_body = Deposit,
     responses(
         (status = 200, description = "The player with the new balance", body = Me),
-        (status = 403, description = "`limit_reached`: a deposit limit would be passed (`limit` says which, what is left and when more frees up); `paused`: a break or self-exclusion (`pause` says until when)", body = ErrorBody),
+        (status = 403, description = "`limit_reached`: a deposit limit would be passed (`limit` says which, what is \
+            left and when more frees up); `paused`: a break or self-exclusion (`pause` says until \
+            when)", body = ErrorBody),
         (status = 409, description = "`demo_off`: real money comes only through the operator", body = ErrorBody),
         SessionRefusals,
     ))]
-pub async fn demo_deposit(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<Deposit>) -> Result<ApiJson<Me>, ApiError> {
+pub async fn demo_deposit(
+    State(state): State<AppState>,
+    player: Player,
+    ApiJson(body): ApiJson<Deposit>,
+) -> Result<ApiJson<Me>, ApiError> {
     demo_only(&state)?;
     let amount = Cents(body.amount_cents);
     if amount.is_zero() || amount > DEMO_TOP_UP_MAX {

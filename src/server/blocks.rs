@@ -49,7 +49,9 @@ pub async fn audit_stored(store: &Store, emission: u32, block: u32) -> Result<Au
 }
 
 /// Runs seconds of CPU work (a whole block) on the blocking pool, not on the async executor.
-async fn off_the_executor<T: Send + 'static, E: ToString + Send + 'static>(work: impl FnOnce() -> Result<T, E> + Send + 'static) -> Result<T, String> {
+async fn off_the_executor<T: Send + 'static, E: ToString + Send + 'static>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, String> {
     tokio::task::spawn_blocking(work).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
 }
 
@@ -105,7 +107,9 @@ pub struct BlockCommitment {
 }
 
 /// `GET /api/blocks`: every block's public facts.
-#[utoipa::path(get, path = "/api/blocks", tag = "public", security(()), responses((status = 200, description = "Every block, its commitment and prize table; a closed block's seed", body = Vec<BlockInfo>), super::error::AnyRequestRefusals))]
+#[utoipa::path(get, path = "/api/blocks", tag = "public", security(()), responses((status = 200, description =
+    "Every block, its commitment and prize table; a closed block's seed", body = Vec<BlockInfo>),
+        super::error::AnyRequestRefusals))]
 pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo>>, ApiError> {
     Ok(ApiJson(state.store.blocks().await?.into_iter().map(BlockInfo::from).collect()))
 }
@@ -113,13 +117,17 @@ pub async fn list(State(state): State<AppState>) -> Result<ApiJson<Vec<BlockInfo
 /// `GET /api/blocks/{emission}/{block}`: one block's commitment, published before its first sale, with
 /// its design; its seed once it is closed. `vegas verify` reads this document.
 #[utoipa::path(get, path = "/api/blocks/{emission}/{block}", tag = "public", security(()),
-    params(("emission" = u32, Path, description = "The emission's number"), ("block" = u32, Path, description = "The block's number in its emission")),
+    params(("emission" = u32, Path, description = "The emission's number"), ("block" = u32, Path, description =
+        "The block's number in its emission")),
     responses(
         (status = 200, description = "The block's commitment and design; its seed once closed", body = BlockCommitment),
         (status = 404, description = "No such block", body = ErrorBody),
         super::error::AnyRequestRefusals,
     ))]
-pub async fn one(State(state): State<AppState>, ApiPath((emission, block)): ApiPath<(u32, u32)>) -> Result<ApiJson<BlockCommitment>, ApiError> {
+pub async fn one(
+    State(state): State<AppState>,
+    ApiPath((emission, block)): ApiPath<(u32, u32)>,
+) -> Result<ApiJson<BlockCommitment>, ApiError> {
     let record = state.store.block(emission, block).await?;
     let design = state.store.design_text(&record.design_hash).await?;
     Ok(ApiJson(BlockCommitment { info: record.into(), design }))

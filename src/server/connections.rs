@@ -49,7 +49,11 @@ impl PerClient {
     pub fn new(cap: ClientCap) -> Arc<PerClient> {
         let per_second = NonZeroU32::new(cap.per_second.max(1)).expect("above zero");
         let burst = per_second.saturating_mul(NonZeroU32::new(2).expect("above zero"));
-        Arc::new(PerClient { held: Mutex::default(), cap, opened: DefaultKeyedRateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)) })
+        Arc::new(PerClient {
+            held: Mutex::default(),
+            cap,
+            opened: DefaultKeyedRateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst)),
+        })
     }
 
     /// A new connection from `ip`, if it opens no faster than its rate and holds fewer than its cap.

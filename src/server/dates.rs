@@ -16,7 +16,10 @@ pub fn utc(unix_seconds: i64) -> String {
 /// A time on a French page: « 07/12/2026 18:05 UTC » (« — » past the calendar).
 pub fn french(unix_seconds: i64) -> String {
     let format = format_description!("[day]/[month]/[year] [hour]:[minute] UTC");
-    OffsetDateTime::from_unix_timestamp(unix_seconds).ok().and_then(|t| t.format(&format).ok()).unwrap_or_else(|| "—".into())
+    OffsetDateTime::from_unix_timestamp(unix_seconds)
+        .ok()
+        .and_then(|t| t.format(&format).ok())
+        .unwrap_or_else(|| "—".into())
 }
 
 /// A day as ISO 8601 writes it (`2026-12-07`), from any time in it.

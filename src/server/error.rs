@@ -47,15 +47,19 @@ pub enum ApiError {
     RateLimited { retry_after: u64 },
     #[error("the server is busy: try again in a moment")]
     Busy,
-    #[error("the game's database cannot be reached at the moment: try again in a few seconds (nothing is ever done twice)")]
+    #[error(
+        "the game's database cannot be reached at the moment: try again in a few seconds (nothing is ever done twice)"
+    )]
     Unavailable(String),
     #[error("{0}")]
     LimitReached(LimitRefusal),
-    #[error("set your 7-day {} limit first: no {} before it is set", flow_name(*.0), if *.0 == Flow::Stake { "purchase" } else { "deposit" })]
+    #[error("set your 7-day {} limit first: no {} before it is \
+        set", flow_name(*.0), if *.0 == Flow::Stake { "purchase" } else { "deposit" })]
     LimitsRequired(Flow),
     #[error("{} until {}: no purchase and no deposit before then", pause_name(.0.kind), utc(.0.until))]
     Paused(Pause),
-    #[error("you have played for {} minutes: acknowledge the reality check before buying again", .0.session_seconds / 60)]
+    #[error("you have played for {} minutes: acknowledge the reality check before buying \
+        again", .0.session_seconds / 60)]
     RealityCheckDue(RealityCheck),
     #[error("{1}")]
     Forbidden(ErrorCode, String),
@@ -181,7 +185,10 @@ pub async fn report_faults(request: axum::extract::Request, next: axum::middlewa
     if !response.status().is_server_error() || response.status() == StatusCode::SERVICE_UNAVAILABLE {
         return response;
     }
-    let cause = response.extensions().get::<Fault>().map_or_else(|| format!("{} from a layer", response.status()), |f| f.0.clone());
+    let cause = response
+        .extensions()
+        .get::<Fault>()
+        .map_or_else(|| format!("{} from a layer", response.status()), |f| f.0.clone());
     tracing::error!(%request_id, %method, %path, %cause, "request failed");
     let body = ErrorBody { request_id: Some(request_id), ..ErrorBody::new(ErrorCode::Internal, FAULT_MESSAGE.into()) };
     (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
@@ -189,7 +196,8 @@ pub async fn report_faults(request: axum::extract::Request, next: axum::middlewa
 
 /// A panic in a handler is a fault of ours like any other (its text goes to the log only).
 pub fn panic_fault(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    let text = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()));
+    let text =
+        panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()));
     ApiError::Internal(format!("panic: {}", text.unwrap_or_default())).into_response()
 }
 
@@ -201,18 +209,29 @@ pub async fn layer_errors_in_json(response: Response) -> Response {
         StatusCode::REQUEST_TIMEOUT => ApiError::TimedOut,
         _ => return response,
     };
-    let is_json = response.headers().get(axum::http::header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
     if is_json { response } else { error.into_response() }
 }
 
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> ApiError {
         match rejection {
-            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_))) => ApiError::TooLarge(super::BODY_LIMIT),
-            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(FailedToBufferBody::UnknownBodyError(e))) => {
-                let timed_out =
-                    std::iter::successors(std::error::Error::source(&e), |cause| cause.source()).any(|cause| cause.is::<tower_http::timeout::TimeoutError>());
-                if timed_out { ApiError::TimedOut } else { ApiError::BadRequest(format!("the request body could not be read: {e}")) }
+            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(
+                FailedToBufferBody::LengthLimitError(_),
+            )) => ApiError::TooLarge(super::BODY_LIMIT),
+            JsonRejection::BytesRejection(BytesRejection::FailedToBufferBody(
+                FailedToBufferBody::UnknownBodyError(e),
+            )) => {
+                let timed_out = std::iter::successors(std::error::Error::source(&e), |cause| cause.source())
+                    .any(|cause| cause.is::<tower_http::timeout::TimeoutError>());
+                if timed_out {
+                    ApiError::TimedOut
+                } else {
+                    ApiError::BadRequest(format!("the request body could not be read: {e}"))
+                }
             }
             other => ApiError::InvalidJson(other.body_text()),
         }
@@ -236,12 +255,16 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::NotFound(what) => ApiError::NotFound(what),
             StoreError::NameTaken => ApiError::Conflict(ErrorCode::NameTaken, e.to_string()),
-            StoreError::InsufficientFunds { balance, price } => ApiError::InsufficientFunds { balance: balance.0, price: price.0 },
+            StoreError::InsufficientFunds { balance, price } => {
+                ApiError::InsufficientFunds { balance: balance.0, price: price.0 }
+            }
             StoreError::SoldOut => ApiError::SoldOut,
             StoreError::Overdraft { .. } => ApiError::Conflict(ErrorCode::Overdraft, e.to_string()),
             StoreError::KeyReused => ApiError::Conflict(ErrorCode::IdempotencyKeyReused, e.to_string()),
             StoreError::Reveal(RevealError::NoSuchZone(_)) => ApiError::BadRequest(e.to_string()),
-            StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => ApiError::Conflict(ErrorCode::FirstSurfaceUnfinished, e.to_string()),
+            StoreError::Reveal(RevealError::FirstSurfaceUnfinished(_)) => {
+                ApiError::Conflict(ErrorCode::FirstSurfaceUnfinished, e.to_string())
+            }
             StoreError::ZonesLeft(_) => ApiError::Conflict(ErrorCode::ZonesLeft, e.to_string()),
             StoreError::Finished => ApiError::Conflict(ErrorCode::TicketFinished, e.to_string()),
             StoreError::AlreadyExists(_) => ApiError::Conflict(ErrorCode::AlreadyExists, e.to_string()),
@@ -249,16 +272,21 @@ impl From<StoreError> for ApiError {
             StoreError::LimitReached(limit) => ApiError::LimitReached(limit),
             StoreError::LimitsRequired(flow) => ApiError::LimitsRequired(flow),
             StoreError::Paused(pause) => ApiError::Paused(pause),
-            StoreError::AlreadyPaused(pause) => {
-                ApiError::Conflict(ErrorCode::AlreadyPaused, format!("play is already paused until {}, as long or longer", utc(pause.until)))
-            }
+            StoreError::AlreadyPaused(pause) => ApiError::Conflict(
+                ErrorCode::AlreadyPaused,
+                format!("play is already paused until {}, as long or longer", utc(pause.until)),
+            ),
             StoreError::RaiseNotYet { confirmable_at } => ApiError::Conflict(
                 ErrorCode::RaiseNotYet,
-                format!("a raise applies no sooner than 48 h after it is asked: confirm it from {} on", utc(confirmable_at)),
+                format!(
+                    "a raise applies no sooner than 48 h after it is asked: confirm it from {} on",
+                    utc(confirmable_at)
+                ),
             ),
-            StoreError::RaiseLapsed { lapsed_at } => {
-                ApiError::Conflict(ErrorCode::RaiseLapsed, format!("this raise lapsed unconfirmed at {}: ask again", utc(lapsed_at)))
-            }
+            StoreError::RaiseLapsed { lapsed_at } => ApiError::Conflict(
+                ErrorCode::RaiseLapsed,
+                format!("this raise lapsed unconfirmed at {}: ask again", utc(lapsed_at)),
+            ),
             StoreError::NoRaisePending => ApiError::NotFound("pending raise of this limit"),
             StoreError::Banned => ApiError::Forbidden(ErrorCode::Banned, e.to_string()),
             StoreError::Suspended => ApiError::Forbidden(ErrorCode::Suspended, e.to_string()),
@@ -299,9 +327,13 @@ fn error_responses(statuses: &[(u16, &str)]) -> BTreeMap<String, RefOr<Documente
     statuses
         .iter()
         .map(|(status, description)| {
-            let mut response = ResponseBuilder::new().description(*description).content("application/json", content.clone());
+            let mut response =
+                ResponseBuilder::new().description(*description).content("application/json", content.clone());
             if matches!(status, 429 | 503) {
-                let seconds = HeaderBuilder::new().schema(u64::schema()).description(Some("Seconds to wait before trying again")).build();
+                let seconds = HeaderBuilder::new()
+                    .schema(u64::schema())
+                    .description(Some("Seconds to wait before trying again"))
+                    .build();
                 response = response.header("Retry-After", seconds);
             }
             (status.to_string(), RefOr::T(response.build()))
@@ -343,7 +375,11 @@ impl IntoResponses for AnyRequestRefusals {
             (400, "The request does not parse, or breaks a rule the message states"),
             (408, "The request was not sent, or not answered, in time"),
             (413, "The body is over 16 KiB (refused on its declared length, before it is read)"),
-            (500, "A fault of ours: a generic message and the request's id, which the server's log carries with the cause"),
+            (
+                500,
+                "A fault of ours: a generic message and the request's id, which the server's log carries with the \
+                    cause",
+            ),
         ])
     }
 }

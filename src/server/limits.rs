@@ -94,7 +94,8 @@ impl governor::clock::Clock for ServerClock {
 
 /// Attempts per key (a name, or a name at an address), on the server's clock.
 pub struct PerKey {
-    limiter: RateLimiter<String, DefaultKeyedStateStore<String>, ServerClock, governor::middleware::NoOpMiddleware<Nanos>>,
+    limiter:
+        RateLimiter<String, DefaultKeyedStateStore<String>, ServerClock, governor::middleware::NoOpMiddleware<Nanos>>,
     clock: ServerClock,
     /// Its refusals' label in `/metrics`.
     name: &'static str,
@@ -102,7 +103,9 @@ pub struct PerKey {
 
 impl PerKey {
     pub fn new(name: &'static str, rate: Rate, clock: super::Clock) -> PerKey {
-        let quota = Quota::with_period(rate.period()).expect("a period above zero").allow_burst(NonZeroU32::new(rate.burst.max(1)).expect("above zero"));
+        let quota = Quota::with_period(rate.period())
+            .expect("a period above zero")
+            .allow_burst(NonZeroU32::new(rate.burst.max(1)).expect("above zero"));
         let clock = ServerClock(clock);
         PerKey { limiter: RateLimiter::new(quota, DefaultKeyedStateStore::default(), clock.clone()), clock, name }
     }

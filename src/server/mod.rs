@@ -62,7 +62,8 @@ use utoipa_axum::routes;
 /// when the server closes it (`Timeouts::header`), so that a client that keeps to it never sends a
 /// request on a connection the server is closing.
 fn keep_alive(closed_after: Duration) -> HeaderValue {
-    HeaderValue::from_str(&format!("timeout={}", closed_after.as_secs().saturating_sub(1).max(1))).expect("an ASCII header")
+    HeaderValue::from_str(&format!("timeout={}", closed_after.as_secs().saturating_sub(1).max(1)))
+        .expect("an ASCII header")
 }
 
 /// Largest request body accepted: the largest legitimate request (a reveal list) is far below it.
@@ -90,7 +91,9 @@ impl Database {
     pub async fn open(&self, opening: Opening) -> Result<Store, String> {
         match self {
             Database::Sqlite(data_dir) => open_store(data_dir, opening),
-            Database::Postgres { url, connections } => Store::postgres(url, *connections).await.map_err(|e| format!("cannot open the store: {e}")),
+            Database::Postgres { url, connections } => {
+                Store::postgres(url, *connections).await.map_err(|e| format!("cannot open the store: {e}"))
+            }
         }
     }
 }
@@ -137,7 +140,8 @@ pub struct Timeouts {
 }
 
 impl Timeouts {
-    pub const DEFAULT: Timeouts = Timeouts { header: Duration::from_secs(10), body: Duration::from_secs(10), request: Duration::from_secs(30) };
+    pub const DEFAULT: Timeouts =
+        Timeouts { header: Duration::from_secs(10), body: Duration::from_secs(10), request: Duration::from_secs(30) };
 }
 
 impl Config {
@@ -196,10 +200,19 @@ impl std::ops::Deref for AppState {
 /// session hashes; an old signing key): it is made owner-only, and refused if anyone else may read it.
 pub fn open_store(data_dir: &std::path::Path, opening: Opening) -> Result<Store, String> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(data_dir)
+        .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
     let database = data_dir.join(store::sqlite::FILE_NAME);
     // Made owner-only before SQLite opens it; SQLite gives its -wal and -shm files the same mode.
-    std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&database).map_err(|e| format!("cannot create {}: {e}", database.display()))?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&database)
+        .map_err(|e| format!("cannot create {}: {e}", database.display()))?;
     check_private(data_dir)?;
     Store::sqlite(&database, opening).map_err(|e| format!("cannot open the store: {e}"))
 }
@@ -210,13 +223,19 @@ fn check_private(data_dir: &std::path::Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let entries = std::fs::read_dir(data_dir).map_err(|e| format!("cannot read {}: {e}", data_dir.display()))?;
     let secret = |name: &str| name.starts_with(store::sqlite::FILE_NAME) || name == auth::KEY_FILE_NAME;
-    let files = entries.filter_map(Result::ok).filter(|entry| entry.file_name().to_str().is_some_and(secret)).map(|entry| entry.path());
+    let files = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_str().is_some_and(secret))
+        .map(|entry| entry.path());
     for path in std::iter::once(data_dir.to_owned()).chain(files) {
-        let mode = std::fs::metadata(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.permissions().mode() & 0o777;
+        let mode =
+            std::fs::metadata(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.permissions().mode()
+                & 0o777;
         if mode & 0o077 != 0 {
             let wanted = if path.is_dir() { "700" } else { "600" };
             return Err(format!(
-                "{} may be read by others (mode {mode:o}) but holds the store's secrets: run `chmod {wanted} {}` (and the same for what it holds)",
+                "{} may be read by others (mode {mode:o}) but holds the store's secrets: run `chmod {wanted} {}` (and \
+                    the same for what it holds)",
                 path.display(),
                 path.display()
             ));
@@ -234,14 +253,30 @@ impl AppState {
             Database::Sqlite(data_dir) => auth::key_file(data_dir)?,
             Database::Postgres { .. } => None,
         };
-        let printer = Printer::load(&store, first_key, config.clock.now()).await.map_err(|e| format!("cannot load the signing keys: {e}"))?;
+        let printer = Printer::load(&store, first_key, config.clock.now())
+            .await
+            .map_err(|e| format!("cannot load the signing keys: {e}"))?;
         let passwords = passwords::Passwords::new(config.password_hashes);
         let sessions_per_ip = limits::per_ip(config.auth_rate, limits::ClientIp { behind_proxy: config.behind_proxy });
-        let logins_per_name_at_address = limits::PerKey::new("logins_per_name_at_address", limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
+        let logins_per_name_at_address =
+            limits::PerKey::new("logins_per_name_at_address", limits::Rate::PER_NAME_AT_ADDRESS, config.clock.clone());
         let logins_per_name = limits::PerKey::new("logins_per_name", limits::Rate::PER_NAME, config.clock.clone());
-        let device_key = store.server_secret("device-cookie", config.clock.now()).await.map_err(|e| format!("cannot read the device cookies' key: {e}"))?;
+        let device_key = store
+            .server_secret("device-cookie", config.clock.now())
+            .await
+            .map_err(|e| format!("cannot read the device cookies' key: {e}"))?;
         let clients = connections::PerClient::new(config.client_cap);
-        Ok(AppState(Arc::new(Shared { config, store, printer, passwords, sessions_per_ip, logins_per_name_at_address, logins_per_name, device_key, clients })))
+        Ok(AppState(Arc::new(Shared {
+            config,
+            store,
+            printer,
+            passwords,
+            sessions_per_ip,
+            logins_per_name_at_address,
+            logins_per_name,
+            device_key,
+            clients,
+        })))
     }
 }
 
@@ -328,9 +363,12 @@ pub fn router(state: AppState) -> Router {
     let app = ServeDir::new(dist).precompressed_br().precompressed_gzip().fallback(index);
     let app = Router::new().fallback_service(app).layer(axum::middleware::map_response(cache_control_for_app));
     let csp = HeaderValue::from_str(&content_security_policy(dist)).expect("an ASCII policy");
-    let header = |name: HeaderName, value: &'static str| SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value));
+    let header = |name: HeaderName, value: &'static str| {
+        SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value))
+    };
     // Behind a proxy, what one client holds is counted in requests (see `connections`).
-    let per_client = state.config.behind_proxy.then(|| axum::middleware::from_fn_with_state(state.clone(), connections::in_flight));
+    let per_client =
+        state.config.behind_proxy.then(|| axum::middleware::from_fn_with_state(state.clone(), connections::in_flight));
 
     routes
         .route_layer(axum::middleware::from_fn(metrics::track))
@@ -356,7 +394,8 @@ pub fn router(state: AppState) -> Router {
             TraceLayer::new_for_http()
                 .make_span_with(|request: &axum::http::Request<_>| {
                     let id = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path())
+                    tracing::info_span!("request", request_id = %id, method = %request.method(), path =
+                        %request.uri().path())
                 })
                 // A fault of ours is logged with its cause by `error::report_faults`, and a 503 is a
                 // designed refusal (busy, with Retry-After): neither is logged again here as an error.
@@ -386,10 +425,17 @@ impl MakeRequestId for RequestIds {
 /// Trunk names the app's files after their content (`vegas-<hex>_bg.wasm`): such a file never
 /// changes, so it is cached for a year. Anything else (the pages) is checked again on every load, so
 /// that a new release is never hidden behind a stale page that names old files.
-async fn cache_control_for_app(uri: axum::http::Uri, mut response: axum::response::Response) -> axum::response::Response {
+async fn cache_control_for_app(
+    uri: axum::http::Uri,
+    mut response: axum::response::Response,
+) -> axum::response::Response {
     // A name not found gets the game's page (the fallback): that must not be cached under the name.
     let page = response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"text/html"));
-    let value = if content_hashed(uri.path()) && response.status().is_success() && !page { "public, max-age=31536000, immutable" } else { "no-cache" };
+    let value = if content_hashed(uri.path()) && response.status().is_success() && !page {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
     response
 }
@@ -399,7 +445,8 @@ fn content_hashed(path: &str) -> bool {
     let stem = name.split('.').next().unwrap_or_default();
     let stem = stem.strip_suffix("_bg").unwrap_or(stem);
     // A 64-bit hash in hex, without its leading zeros.
-    stem.rsplit_once('-').is_some_and(|(_, hash)| (8..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+    stem.rsplit_once('-')
+        .is_some_and(|(_, hash)| (8..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Serves until Ctrl-C, settling abandoned tickets in the background.
@@ -420,7 +467,8 @@ pub async fn serve(state: AppState, addr: SocketAddr, admin_addr: SocketAddr) ->
     tracing::info!("Vegas on http://{}", listener.local_addr().map_err(|e| e.to_string())?);
     let admin_at = admin.local_addr().map_err(|e| e.to_string())?;
     tracing::info!("back office on http://{admin_at}");
-    let office = back_office::Office::new(state.clone(), !admin_at.ip().is_loopback(), state.config.adjustment_threshold);
+    let office =
+        back_office::Office::new(state.clone(), !admin_at.ip().is_loopback(), state.config.adjustment_threshold);
     // One signal stops both servers.
     let stop = futures::FutureExt::shared(Box::pin(shutdown_signal()));
     let back_office = tokio::spawn(back_office::serve_on(office, admin, stop.clone()));
@@ -443,10 +491,19 @@ pub async fn serve_on(
             let started = std::time::Instant::now();
             match state.printer.prepare_proofs(&state.store).await {
                 Ok(Some((emission, block, origin))) => {
-                    tracing::info!(emission, block, ?origin, ms = started.elapsed().as_millis() as u64, "the tree of the block on sale is ready for proofs")
+                    tracing::info!(
+                        emission,
+                        block,
+                        ?origin,
+                        ms = started.elapsed().as_millis() as u64,
+                        "the tree of the block on sale is ready for proofs"
+                    )
                 }
                 Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, "the tree of the block on sale was not built ahead; the first proof asked will build it"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the tree of the block on sale was not built ahead; the first proof \
+                        asked will build it")
+                }
             }
         }
     });
@@ -511,7 +568,8 @@ async fn serve_connections(
             request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
             request
         });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), hyper_util::service::TowerToHyperService::new(app)));
+        let connection = graceful
+            .watch(http.serve_connection(TokioIo::new(stream), hyper_util::service::TowerToHyperService::new(app)));
         tokio::spawn(async move {
             let _ = connection.await;
             drop((slot, held));
@@ -533,7 +591,11 @@ fn connection_slots(wanted: usize) -> usize {
         Ok(allowed) if allowed >= needed => wanted.max(1),
         Ok(allowed) => {
             let slots = usize::try_from(allowed).unwrap_or(usize::MAX).saturating_sub(RESERVED_DESCRIPTORS).max(1);
-            tracing::warn!(wanted, slots, "the file limit allows fewer connections than --max-connections: raise it (ulimit -n)");
+            tracing::warn!(
+                wanted,
+                slots,
+                "the file limit allows fewer connections than --max-connections: raise it (ulimit -n)"
+            );
             slots
         }
         Err(e) => {

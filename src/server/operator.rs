@@ -14,20 +14,32 @@ use std::fmt::Write;
 /// that could not be read.
 pub fn read_ban_file(text: &str) -> Result<Vec<Identity>, String> {
     let separator = if text.lines().next().is_some_and(|header| header.contains(';')) { b';' } else { b',' };
-    let mut reader = csv::ReaderBuilder::new().delimiter(separator).trim(csv::Trim::All).flexible(true).from_reader(text.as_bytes());
-    let headers: Vec<String> = reader.headers().map_err(|e| format!("the header: {e}"))?.iter().map(|h| h.to_lowercase()).collect();
+    let mut reader =
+        csv::ReaderBuilder::new().delimiter(separator).trim(csv::Trim::All).flexible(true).from_reader(text.as_bytes());
+    let headers: Vec<String> =
+        reader.headers().map_err(|e| format!("the header: {e}"))?.iter().map(|h| h.to_lowercase()).collect();
     let column = |names: &[&str]| headers.iter().position(|h| names.contains(&h.as_str()));
-    let (Some(last), Some(first), Some(born)) =
-        (column(&["nom", "last_name"]), column(&["prenom", "prénom", "first_name"]), column(&["date_naissance", "date_de_naissance", "birth_date"]))
-    else {
-        return Err(format!("the header must name the last name, first name and date of birth columns (e.g. nom;prenom;date_naissance), not {headers:?}"));
+    let (Some(last), Some(first), Some(born)) = (
+        column(&["nom", "last_name"]),
+        column(&["prenom", "prénom", "first_name"]),
+        column(&["date_naissance", "date_de_naissance", "birth_date"]),
+    ) else {
+        return Err(format!(
+            "the header must name the last name, first name and date of birth columns (e.g. \
+                nom;prenom;date_naissance), not {headers:?}"
+        ));
     };
     let (mut identities, mut problems) = (Vec::new(), Vec::new());
     for (n, record) in reader.records().enumerate() {
         let line = n + 2;
         let identity = record.map_err(|e| e.to_string()).and_then(|r| {
-            let field = |i: usize| r.get(i).filter(|f| !f.is_empty()).ok_or_else(|| format!("column {} is empty", i + 1));
-            Ok(Identity { last_name: field(last)?.to_owned(), first_name: field(first)?.to_owned(), birth_date: iso_date(field(born)?)? })
+            let field =
+                |i: usize| r.get(i).filter(|f| !f.is_empty()).ok_or_else(|| format!("column {} is empty", i + 1));
+            Ok(Identity {
+                last_name: field(last)?.to_owned(),
+                first_name: field(first)?.to_owned(),
+                birth_date: iso_date(field(born)?)?,
+            })
         });
         match identity {
             Ok(identity) => identities.push(identity),
@@ -39,8 +51,9 @@ pub fn read_ban_file(text: &str) -> Result<Vec<Identity>, String> {
 
 /// A date of birth as `YYYY-MM-DD`, from that or `DD/MM/YYYY`.
 fn iso_date(text: &str) -> Result<String, String> {
-    let date =
-        dates::parse_iso_day(text).or_else(|| dates::parse_french_day(text)).ok_or_else(|| format!("{text:?} is not a date (YYYY-MM-DD or DD/MM/YYYY)"))?;
+    let date = dates::parse_iso_day(text)
+        .or_else(|| dates::parse_french_day(text))
+        .ok_or_else(|| format!("{text:?} is not a date (YYYY-MM-DD or DD/MM/YYYY)"))?;
     Ok(dates::iso_day(date.midnight().assume_utc().unix_timestamp()))
 }
 
@@ -57,12 +70,24 @@ pub async fn player_page(store: &Store, player_id: &str, now: i64) -> Result<Str
         let limit = l.limit_cents.map_or_else(|| "none".to_owned(), |c| Cents(c).to_string());
         let left = l.left_cents.map_or_else(String::new, |c| format!(", {} left", Cents(c)));
         let frees = l.next_frees_at.map_or_else(String::new, |at| format!(", more frees at {}", utc(at)));
-        let _ = writeln!(page, "  {:<7} {:<5} {limit:>12}  used {}{left}{frees}", l.flow.as_str(), l.span.as_str(), Cents(l.used_cents));
+        let _ = writeln!(
+            page,
+            "  {:<7} {:<5} {limit:>12}  used {}{left}{frees}",
+            l.flow.as_str(),
+            l.span.as_str(),
+            Cents(l.used_cents)
+        );
     }
     for p in &standing.pending {
         let to = p.amount_cents.map_or_else(|| "none".to_owned(), |c| Cents(c).to_string());
-        let _ =
-            writeln!(page, "pending: {} {} to {to}, confirmable from {} until {}", p.flow.as_str(), p.span.as_str(), utc(p.confirmable_at), utc(p.lapses_at));
+        let _ = writeln!(
+            page,
+            "pending: {} {} to {to}, confirmable from {} until {}",
+            p.flow.as_str(),
+            p.span.as_str(),
+            utc(p.confirmable_at),
+            utc(p.lapses_at)
+        );
     }
     match standing.paused {
         Some(pause) => _ = writeln!(page, "paused: {} until {}", pause.kind.as_str(), utc(pause.until)),
@@ -85,7 +110,10 @@ mod tests {
         let french = "Nom;Prénom;Date_Naissance;Motif\nMartin;Jean-Luc;03/02/1971;x\n D'Arc ; Jeanne ; 1990-12-31 ;\n";
         let read = read_ban_file(french).unwrap();
         assert_eq!(read.len(), 2);
-        assert_eq!((read[0].last_name.as_str(), read[0].first_name.as_str(), read[0].birth_date.as_str()), ("Martin", "Jean-Luc", "1971-02-03"));
+        assert_eq!(
+            (read[0].last_name.as_str(), read[0].first_name.as_str(), read[0].birth_date.as_str()),
+            ("Martin", "Jean-Luc", "1971-02-03")
+        );
         assert_eq!(read[1].birth_date, "1990-12-31");
         let english = read_ban_file("first_name,last_name,birth_date\nAnne,Interdite,1980-05-06\n").unwrap();
         assert_eq!(english[0].last_name, "Interdite");
@@ -94,7 +122,13 @@ mod tests {
     #[test]
     fn a_ban_file_that_cannot_be_read_says_where() {
         assert!(read_ban_file("name,born\nx,y\n").unwrap_err().contains("header"));
-        let problems = read_ban_file("nom,prenom,date_naissance\nMartin,Jean,1971-02-03\nDupont,,1971-02-03\nDurand,Paul,31/31/1999\n").unwrap_err();
-        assert!(problems.contains("line 3") && problems.contains("line 4") && !problems.contains("line 2"), "{problems}");
+        let problems = read_ban_file(
+            "nom,prenom,date_naissance\nMartin,Jean,1971-02-03\nDupont,,1971-02-03\nDurand,Paul,31/31/1999\n",
+        )
+        .unwrap_err();
+        assert!(
+            problems.contains("line 3") && problems.contains("line 4") && !problems.contains("line 2"),
+            "{problems}"
+        );
     }
 }

@@ -28,7 +28,11 @@ pub struct Passwords {
 }
 
 fn argon2() -> Argon2<'static> {
-    Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::new(MEMORY_KIB, PASSES, 1, None).expect("valid argon2 parameters"))
+    Argon2::new(
+        Algorithm::Argon2id,
+        Version::V0x13,
+        Params::new(MEMORY_KIB, PASSES, 1, None).expect("valid argon2 parameters"),
+    )
 }
 
 fn salt() -> SaltString {
@@ -38,7 +42,10 @@ fn salt() -> SaltString {
 }
 
 fn hash_now(password: &[u8]) -> Result<String, ApiError> {
-    argon2().hash_password(password, &salt()).map(|h| h.to_string()).map_err(|e| ApiError::Internal(format!("hashing a password: {e}")))
+    argon2()
+        .hash_password(password, &salt())
+        .map(|h| h.to_string())
+        .map_err(|e| ApiError::Internal(format!("hashing a password: {e}")))
 }
 
 impl Passwords {
@@ -56,7 +63,11 @@ impl Passwords {
     pub async fn verify(&self, password: String, stored: Option<String>) -> Result<bool, ApiError> {
         let known = stored.is_some();
         let stored = stored.unwrap_or_else(|| self.decoy_hash.clone());
-        let matches = self.run(move || PasswordHash::new(&stored).is_ok_and(|h| argon2().verify_password(password.as_bytes(), &h).is_ok())).await?;
+        let matches = self
+            .run(move || {
+                PasswordHash::new(&stored).is_ok_and(|h| argon2().verify_password(password.as_bytes(), &h).is_ok())
+            })
+            .await?;
         Ok(known && matches)
     }
 
@@ -70,7 +81,9 @@ impl Passwords {
         let slot = tokio::time::timeout(QUEUE_WAIT, self.slots.acquire()).await;
         self.waiting.fetch_sub(1, Ordering::Relaxed);
         let slot = slot.map_err(|_| ApiError::Busy)?.map_err(|_| ApiError::Busy)?;
-        let result = tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::Internal(format!("a password hash stopped: {e}")));
+        let result = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| ApiError::Internal(format!("a password hash stopped: {e}")));
         drop(slot);
         result
     }

@@ -47,7 +47,11 @@ struct Printed {
 
 impl Printed {
     fn of(&self, ticket: &TicketRecord, kid: &str) -> bool {
-        self.kid == kid && self.owner == ticket.owner && self.sold_at == ticket.sold_at && self.serial == ticket.serial && self.lot == ticket.lot
+        self.kid == kid
+            && self.owner == ticket.owner
+            && self.sold_at == ticket.sold_at
+            && self.serial == ticket.serial
+            && self.lot == ticket.lot
     }
 }
 
@@ -68,7 +72,10 @@ impl Keyring {
             .or_else(|| keys.iter().min_by_key(|k| (k.created_at, &k.kid)))
             .ok_or_else(|| StoreError::Backend("the store holds no signing key".into()))?;
         let signers: Vec<TicketSigner> = keys.iter().map(|k| TicketSigner::from_secret(k.secret)).collect();
-        Ok(Keyring { signer: Arc::new(TicketSigner::from_secret(signing.secret)), jwks: Jwks { keys: signers.iter().map(TicketSigner::jwk).collect() } })
+        Ok(Keyring {
+            signer: Arc::new(TicketSigner::from_secret(signing.secret)),
+            jwks: Jwks { keys: signers.iter().map(TicketSigner::jwk).collect() },
+        })
     }
 }
 
@@ -115,7 +122,8 @@ impl Press {
                 }
                 let prover = self.built_prover().await?;
                 if let Err(e) = store.save_block_tree(self.emission, self.block, prover.kept_level().to_vec()).await {
-                    tracing::warn!(emission = self.emission, block = self.block, error = %e, "the block's tree could not be stored: the next start builds it again");
+                    tracing::warn!(emission = self.emission, block = self.block, error = %e, "the block's tree could \
+                        not be stored: the next start builds it again");
                 }
                 Ok(ReadyProver { prover, origin: TreeOrigin::Built })
             })
@@ -132,18 +140,26 @@ impl Press {
             }
         };
         let (seed, deck) = (self.seed, self.deck.clone());
-        let rebuilt = tokio::task::spawn_blocking(move || Prover::from_kept_level(emission, block, &seed, entries(&seed, deck), kept_level)).await;
+        let rebuilt = tokio::task::spawn_blocking(move || {
+            Prover::from_kept_level(emission, block, &seed, entries(&seed, deck), kept_level)
+        })
+        .await;
         match rebuilt {
             Ok(Some(prover)) if prover.root() == self.root => Some(prover),
             _ => {
-                tracing::warn!(emission, block, "the block's stored tree does not lead to its committed root: building it again");
+                tracing::warn!(
+                    emission,
+                    block,
+                    "the block's stored tree does not lead to its committed root: building it again"
+                );
                 None
             }
         }
     }
 
     async fn built_prover(&self) -> Result<Prover, ApiError> {
-        let (design, seed, emission, block, deck) = (self.design.clone(), self.seed, self.emission, self.block, self.deck.clone());
+        let (design, seed, emission, block, deck) =
+            (self.design.clone(), self.seed, self.emission, self.block, self.deck.clone());
         let (done, made) = tokio::sync::oneshot::channel();
         in_background(move || _ = done.send(Prover::new(&design, emission, block, &seed, entries(&seed, deck))));
         match made.await {
@@ -234,7 +250,11 @@ impl Printer {
     }
 
     fn compose(press: &Press, ticket: &TicketRecord) -> Result<crate::rules::Ticket, ApiError> {
-        let entry = press.deck.as_ref().and_then(|deck| deck.get(ticket.serial.index as usize).copied()).unwrap_or(Entry::Lot(ticket.lot));
+        let entry = press
+            .deck
+            .as_ref()
+            .and_then(|deck| deck.get(ticket.serial.index as usize).copied())
+            .unwrap_or(Entry::Lot(ticket.lot));
         compose_entry(&press.design, &press.seed, ticket.serial.index, entry)
             .map_err(|e| ApiError::Internal(format!("block {}: its design cannot print its lot: {e}", ticket.serial)))
     }
@@ -282,8 +302,14 @@ impl Printer {
     pub async fn proof(&self, store: &Store, ticket: &TicketRecord) -> Result<InclusionProof, ApiError> {
         let press = self.press(store, ticket.serial.emission, ticket.serial.block).await?;
         let prover = &press.prover(store).await?.prover;
-        let path = prover.proof(&press.design, ticket.serial.index).map_err(|e| ApiError::Internal(format!("ticket {}: {e}", ticket.serial)))?;
-        Ok(InclusionProof { index: ticket.serial.index, leaf_count: prover.leaf_count() as u32, path: path.iter().map(|h| hex(h)).collect() })
+        let path = prover
+            .proof(&press.design, ticket.serial.index)
+            .map_err(|e| ApiError::Internal(format!("ticket {}: {e}", ticket.serial)))?;
+        Ok(InclusionProof {
+            index: ticket.serial.index,
+            leaf_count: prover.leaf_count() as u32,
+            path: path.iter().map(|h| hex(h)).collect(),
+        })
     }
 
     /// Readies the tree of the block on sale ahead of its first proof, so that no buyer waits for it;
@@ -301,8 +327,17 @@ impl Printer {
         }
         let record = store.block(emission, block).await?;
         let design = self.design(store, &record.design_hash, record.scheme).await?;
-        let deck = read(&self.qa_deck).as_ref().filter(|(at, _)| *at == (emission, block)).map(|(_, deck)| deck.clone());
-        let press = Arc::new(Press { emission, block, seed: record.seed, root: record.root, design, deck, prover: tokio::sync::OnceCell::new() });
+        let deck =
+            read(&self.qa_deck).as_ref().filter(|(at, _)| *at == (emission, block)).map(|(_, deck)| deck.clone());
+        let press = Arc::new(Press {
+            emission,
+            block,
+            seed: record.seed,
+            root: record.root,
+            design,
+            deck,
+            prover: tokio::sync::OnceCell::new(),
+        });
         write(&self.presses).insert((emission, block), press.clone());
         Ok(press)
     }
@@ -363,7 +398,9 @@ mod tests {
         let printed = || {
             let counts = snapshotter.snapshot().into_hashmap();
             let count = |when: &str| {
-                let signed = counts.iter().filter(|(key, _)| key.key().name() == "vegas_payloads_total" && key.key().labels().any(|l| l.value() == when));
+                let signed = counts.iter().filter(|(key, _)| {
+                    key.key().name() == "vegas_payloads_total" && key.key().labels().any(|l| l.value() == when)
+                });
                 signed
                     .map(|(_, (.., value))| match value {
                         metrics_util::debugging::DebugValue::Counter(n) => *n,
@@ -378,7 +415,9 @@ mod tests {
         metrics::with_local_recorder(&recorder, || {
             runtime.block_on(async {
                 let store = Store::sqlite(&dir.path().join("vegas.sqlite3"), Opening::Server).unwrap();
-                crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_000).await.unwrap();
+                crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_000)
+                    .await
+                    .unwrap();
                 let seed = store.block(1, 1).await.unwrap().seed;
                 let serial = crate::payload::Serial { emission: 1, block: 1, index: 7 };
                 let ticket = TicketRecord {
@@ -417,8 +456,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_block_tree_is_read_from_the_store_and_one_that_misleads_is_rebuilt_and_replaced() {
         let dir = tempfile::tempdir().unwrap();
-        let store = crate::server::store::Store::sqlite(&dir.path().join("vegas.sqlite3"), crate::server::store::sqlite::Opening::Server).unwrap();
-        crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_800_000_000).await.unwrap();
+        let store = crate::server::store::Store::sqlite(
+            &dir.path().join("vegas.sqlite3"),
+            crate::server::store::sqlite::Opening::Server,
+        )
+        .unwrap();
+        crate::server::blocks::create_emission(&store, crate::composer::design::DEFAULT_DESIGN_TOML, 1, 1_800_000_000)
+            .await
+            .unwrap();
         let kept = store.block_tree(1, 1).await.unwrap().expect("a made block is stored with its tree level");
         let readied = async || Printer::load(&store, None, 0).await.unwrap().prepare_proofs(&store).await.unwrap();
         assert_eq!(readied().await, Some((1, 1, TreeOrigin::Stored)));

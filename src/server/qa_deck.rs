@@ -33,7 +33,12 @@ pub fn parse(text: &str, design: &Design) -> Result<Vec<Entry>, String> {
             Ok(lot) => return Err(format!("line {}: {lot} is not a lot of the prize table (nor 0)", number + 1)),
             Err(_) => match design.patterns().iter().position(|p| p.name == line) {
                 Some(i) => Entry::Pattern(i),
-                None => return Err(format!("line {}: « {line} » is neither a lot in euros nor the name of a pattern of the design", number + 1)),
+                None => {
+                    return Err(format!(
+                        "line {}: « {line} » is neither a lot in euros nor the name of a pattern of the design",
+                        number + 1
+                    ));
+                }
             },
         };
         entries.push(entry);
@@ -52,7 +57,8 @@ pub async fn install(state: &AppState, text: &str) -> Result<(), String> {
     let earlier = blocks.iter().filter(|b| b.emission == QA_EMISSION);
     if let Some(unsold) = earlier.clone().find(|b| b.sold < b.size) {
         return Err(format!(
-            "this data directory still holds an unsold QA deck (E{}-B{}, {} of {} sold): start a QA server on a fresh data directory",
+            "this data directory still holds an unsold QA deck (E{}-B{}, {} of {} sold): start a QA server on a fresh \
+                data directory",
             unsold.emission, unsold.block, unsold.sold, unsold.size
         ));
     }
@@ -63,7 +69,10 @@ pub async fn install(state: &AppState, text: &str) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
-    let lots = entries.iter().map(|e| lot_code(e.lot(&design)).ok_or("a deck entry outside the prize table")).collect::<Result<_, _>>()?;
+    let lots = entries
+        .iter()
+        .map(|e| lot_code(e.lot(&design)).ok_or("a deck entry outside the prize table"))
+        .collect::<Result<_, _>>()?;
     let block = NewBlock {
         emission: QA_EMISSION,
         block: number,

@@ -6,7 +6,9 @@ use super::AppState;
 use super::auth::{Player, clear_cookie};
 use super::error::SessionRefusals;
 use super::error::{ApiError, ApiJson, ErrorBody, RealityCheck};
-use super::store::responsible::{Actor, ChangeKind, Flow, Pause, PauseKind, REALITY_INTERVALS, ResponsibleEvent, Span, Standing};
+use super::store::responsible::{
+    Actor, ChangeKind, Flow, Pause, PauseKind, REALITY_INTERVALS, ResponsibleEvent, Span, Standing,
+};
 use crate::api::PlaySession;
 use crate::money::Cents;
 use axum::extract::State;
@@ -48,14 +50,22 @@ pub struct LimitChanged {
 
 /// `PUT /api/responsible/limits`: sets, lowers, raises or removes one limit. Lower: at once. Higher or
 /// none: pending for 48 h, then applied only when confirmed.
-#[utoipa::path(put, path = "/api/responsible/limits", tag = "responsible", security(("bearer" = []), ("cookie" = [])), request_body = LimitRequest,
-    responses((status = 200, description = "How the change applies, and the standing after it", body = LimitChanged), SessionRefusals))]
-pub async fn change_limit(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<LimitRequest>) -> Result<ApiJson<LimitChanged>, ApiError> {
+#[utoipa::path(put, path = "/api/responsible/limits", tag = "responsible", security(("bearer" = []), ("cookie" = [])),
+    request_body = LimitRequest,
+    responses((status = 200, description = "How the change applies, and the standing after \
+        it", body = LimitChanged), SessionRefusals))]
+pub async fn change_limit(
+    State(state): State<AppState>,
+    player: Player,
+    ApiJson(body): ApiJson<LimitRequest>,
+) -> Result<ApiJson<LimitChanged>, ApiError> {
     if body.amount_cents.is_some_and(|a| !(1..=LIMIT_MAX_CENTS).contains(&a)) {
         return Err(ApiError::BadRequest(format!("a limit is 1 to {LIMIT_MAX_CENTS} cents, or null for none")));
     }
     if body.amount_cents.is_none() && body.span == Span::Week && !state.config.demo {
-        return Err(ApiError::BadRequest("the 7-day limits are required to play for real money: lower or raise it, it cannot be removed".into()));
+        return Err(ApiError::BadRequest(
+            "the 7-day limits are required to play for real money: lower or raise it, it cannot be removed".into(),
+        ));
     }
     let now = state.config.clock.now();
     let kind = state.store.change_limit(&player.id, body.flow, body.span, body.amount_cents.map(Cents), now).await?;
@@ -76,14 +86,20 @@ pub struct LimitName {
 
 /// `POST /api/responsible/limits/confirm`: applies a pending raise, from 48 h after it was asked until
 /// it lapses (7 days later).
-#[utoipa::path(post, path = "/api/responsible/limits/confirm", tag = "responsible", security(("bearer" = []), ("cookie" = [])), request_body = LimitName,
+#[utoipa::path(post, path = "/api/responsible/limits/confirm", tag = "responsible", security(("bearer" = []),
+    ("cookie" = [])), request_body = LimitName,
     responses(
         (status = 200, description = "Applied: the standing after it", body = Standing),
         (status = 404, description = "`not_found`: no raise of this limit is pending", body = ErrorBody),
-        (status = 409, description = "`raise_not_yet`: not 48 h yet; `raise_lapsed`: unconfirmed too long, ask again", body = ErrorBody),
+        (status = 409, description = "`raise_not_yet`: not 48 h yet; `raise_lapsed`: unconfirmed too long, ask \
+            again", body = ErrorBody),
         SessionRefusals,
     ))]
-pub async fn confirm_raise(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<LimitName>) -> Result<ApiJson<Standing>, ApiError> {
+pub async fn confirm_raise(
+    State(state): State<AppState>,
+    player: Player,
+    ApiJson(body): ApiJson<LimitName>,
+) -> Result<ApiJson<Standing>, ApiError> {
     let now = state.config.clock.now();
     state.store.confirm_raise(&player.id, body.flow, body.span, now).await?;
     Ok(ApiJson(state.store.standing(&player.id, now).await?))
@@ -112,7 +128,9 @@ impl PauseRequest {
     fn pause(&self, now: i64) -> Result<Pause, ApiError> {
         let day = 86_400;
         match *self {
-            PauseRequest::Break { days } if [1, 7, 30].contains(&days) => Ok(Pause { kind: PauseKind::Break, until: now + i64::from(days) * day }),
+            PauseRequest::Break { days } if [1, 7, 30].contains(&days) => {
+                Ok(Pause { kind: PauseKind::Break, until: now + i64::from(days) * day })
+            }
             PauseRequest::Break { .. } => Err(ApiError::BadRequest("a break is 1, 7 or 30 days".into())),
             PauseRequest::Exclusion { months: Some(months), days: None } if [6, 12, 60].contains(&months) => {
                 Ok(Pause { kind: PauseKind::Exclusion, until: add_months(now, months)? })
@@ -120,9 +138,9 @@ impl PauseRequest {
             PauseRequest::Exclusion { months: None, days: Some(days) } if (1..=365).contains(&days) => {
                 Ok(Pause { kind: PauseKind::Exclusion, until: now + i64::from(days) * day })
             }
-            PauseRequest::Exclusion { .. } => {
-                Err(ApiError::BadRequest("a self-exclusion is 6, 12 or 60 months, or 1 to 365 days: one of months or days".into()))
-            }
+            PauseRequest::Exclusion { .. } => Err(ApiError::BadRequest(
+                "a self-exclusion is 6, 12 or 60 months, or 1 to 365 days: one of months or days".into(),
+            )),
         }
     }
 }
@@ -131,7 +149,10 @@ impl PauseRequest {
 fn add_months(now: i64, months: u32) -> Result<i64, ApiError> {
     let at = time::OffsetDateTime::from_unix_timestamp(now).map_err(|e| ApiError::Internal(e.to_string()))?;
     let total = at.month() as i32 - 1 + months as i32;
-    let (year, month) = (at.year() + total / 12, time::Month::try_from((total % 12 + 1) as u8).map_err(|e| ApiError::Internal(e.to_string()))?);
+    let (year, month) = (
+        at.year() + total / 12,
+        time::Month::try_from((total % 12 + 1) as u8).map_err(|e| ApiError::Internal(e.to_string()))?,
+    );
     let day = at.day().min(month.length(year));
     let date = time::Date::from_calendar_date(year, month, day).map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(at.replace_date(date).unix_timestamp())
@@ -140,13 +161,18 @@ fn add_months(now: i64, months: u32) -> Result<i64, ApiError> {
 /// `POST /api/responsible/pause`: a break or a self-exclusion, at once: every session of the player
 /// ends (this one too: the cookie is cleared), no purchase and no deposit until it ends; a ticket
 /// already bought can still be finished. Nothing lifts it early.
-#[utoipa::path(post, path = "/api/responsible/pause", tag = "responsible", security(("bearer" = []), ("cookie" = [])), request_body = PauseRequest,
+#[utoipa::path(post, path = "/api/responsible/pause", tag = "responsible", security(("bearer" = []), ("cookie" = [])),
+    request_body = PauseRequest,
     responses(
         (status = 200, description = "Paused until `until`; signed out", body = Pause),
         (status = 409, description = "`already_paused`: a pause as long or longer is in force", body = ErrorBody),
         SessionRefusals,
     ))]
-pub async fn pause(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<PauseRequest>) -> Result<Response, ApiError> {
+pub async fn pause(
+    State(state): State<AppState>,
+    player: Player,
+    ApiJson(body): ApiJson<PauseRequest>,
+) -> Result<Response, ApiError> {
     let now = state.config.clock.now();
     let pause = body.pause(now)?;
     state.store.pause(&player.id, pause, Actor::Player, now).await?;
@@ -162,7 +188,8 @@ pub struct RealityInterval {
 }
 
 /// `PUT /api/responsible/reality-check`: the minutes between reality checks (15, 30 or 60).
-#[utoipa::path(put, path = "/api/responsible/reality-check", tag = "responsible", security(("bearer" = []), ("cookie" = [])), request_body = RealityInterval,
+#[utoipa::path(put, path = "/api/responsible/reality-check", tag = "responsible", security(("bearer" = []), ("cookie"
+    = [])), request_body = RealityInterval,
     responses((status = 200, description = "Set: the standing after it", body = Standing), SessionRefusals))]
 pub async fn set_reality_interval(
     State(state): State<AppState>,
@@ -215,8 +242,10 @@ pub async fn reality_check_due(state: &AppState, player: &Player, now: i64) -> A
 
 /// `POST /api/responsible/reality-check/acknowledge`: « Continuer »: the next check comes an interval
 /// from now. (« Arrêter » is `POST /api/logout`.)
-#[utoipa::path(post, path = "/api/responsible/reality-check/acknowledge", tag = "responsible", security(("bearer" = []), ("cookie" = [])),
-    responses((status = 200, description = "Acknowledged: this session after it", body = PlaySession), SessionRefusals))]
+#[utoipa::path(post, path = "/api/responsible/reality-check/acknowledge", tag = "responsible", security(("bearer" =
+    []), ("cookie" = [])),
+    responses((status = 200, description = "Acknowledged: this session after \
+        it", body = PlaySession), SessionRefusals))]
 pub async fn acknowledge(State(state): State<AppState>, player: Player) -> Result<ApiJson<PlaySession>, ApiError> {
     let now = state.config.clock.now();
     state.store.acknowledge_reality_check(&player.token_hash, now).await?;
@@ -228,7 +257,10 @@ pub async fn acknowledge(State(state): State<AppState>, player: Player) -> Resul
 /// lowered, raise asked, confirmed, lapsed or cancelled, break, exclusion, and reality check.
 #[utoipa::path(get, path = "/api/responsible/history", tag = "responsible", security(("bearer" = []), ("cookie" = [])),
     responses((status = 200, description = "The record", body = Vec<ResponsibleEvent>), SessionRefusals))]
-pub async fn history(State(state): State<AppState>, player: Player) -> Result<ApiJson<Vec<ResponsibleEvent>>, ApiError> {
+pub async fn history(
+    State(state): State<AppState>,
+    player: Player,
+) -> Result<ApiJson<Vec<ResponsibleEvent>>, ApiError> {
     Ok(ApiJson(state.store.responsible_events(&player.id, state.config.clock.now() - HISTORY_SECONDS).await?))
 }
 

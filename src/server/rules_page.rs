@@ -24,7 +24,8 @@ fn ratio_fr(numerator: u64, denominator: u64) -> String {
 
 /// One line per winning combination: its name and what it pays.
 fn win_list<T: Copy>(wins: &[T], name: impl Fn(T) -> String, win: impl Fn(T) -> Cents) -> String {
-    let rows: String = wins.iter().map(|&w| format!("<li><span>{}</span><strong>{}</strong></li>", name(w), win(w).short())).collect();
+    let rows: String =
+        wins.iter().map(|&w| format!("<li><span>{}</span><strong>{}</strong></li>", name(w), win(w).short())).collect();
     format!("<ul class=\"pays\">{rows}</ul>")
 }
 
@@ -35,27 +36,39 @@ fn rules_html(settle_after: std::time::Duration) -> String {
         .iter()
         .map(|tier| {
             let count = u64::from(tier.count);
-            format!("<tr><td>{}</td><td>{}</td><td>1 sur {}</td></tr>", tier.lot.short(), group_thousands(count), ratio_fr(block, count))
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>1 sur {}</td></tr>",
+                tier.lot.short(),
+                group_thousands(count),
+                ratio_fr(block, count)
+            )
         })
         .collect();
     let payout_percent = total_payout().0 * 100 / (TICKET_PRICE.0 * block);
     format!(
         "<h2 id=\"rules-title\">Règles du jeu</h2>\
-         <p>Un ticket coûte {price} et porte quatre surfaces indépendantes. « Jouez » : choisissez la surface par laquelle \
-         commencer, grattez-la entière, puis les autres. « Auto » : tout se découvre seul. Les gains de plusieurs surfaces \
+         <p>Un ticket coûte {price} et porte quatre surfaces indépendantes. « Jouez » : choisissez la surface par \
+         laquelle \
+         commencer, grattez-la entière, puis les autres. « Auto » : tout se découvre seul. Les gains de plusieurs \
+         surfaces \
          s'additionnent en un seul lot.</p>\
          <h3>Poker</h3><p>Grattez les cinq cartes et la carte bonus. La carte bonus s'ajoute aux cinq autres : la main \
          se lit sur les six cartes ensemble (une paire peut réunir une des cinq cartes et la carte bonus). Seules les \
          valeurs comptent, pas les couleurs.</p>{poker}\
-         <h3>Roulette</h3><p>Grattez la roulette puis les trois mises : une mise qui porte le numéro de la roulette gagne \
+         <h3>Roulette</h3><p>Grattez la roulette puis les trois mises : une mise qui porte le numéro de la roulette \
+         gagne \
          la somme inscrite sous elle.</p>\
-         <h3>Craps</h3><p>Grattez les quatre lancers de deux dés ; chaque lancer gagnant paie, et les gains s'additionnent.</p>{craps}\
-         <h3>Jackpot</h3><p>Grattez les trois rouleaux et le bonus : le bonus paie la somme qu'il montre, les rouleaux :</p>{jackpot}\
+         <h3>Craps</h3><p>Grattez les quatre lancers de deux dés ; chaque lancer gagnant paie, et les gains \
+         s'additionnent.</p>{craps}\
+         <h3>Jackpot</h3><p>Grattez les trois rouleaux et le bonus : le bonus paie la somme qu'il montre, les rouleaux \
+         :</p>{jackpot}\
          <h2>Gains et probabilités</h2><p>Par bloc de {tickets} tickets :</p>\
          <table class=\"odds\" data-testid=\"odds\"><thead><tr><th scope=\"col\">Lot</th><th scope=\"col\">Nombre</th>\
          <th scope=\"col\">Chances</th></tr></thead><tbody>{odds}</tbody></table>\
-         <p data-testid=\"overall-odds\">Un ticket sur {overall} gagne ; {payout_percent} % des mises sont redistribués.</p>\
-         <h2>Ticket non terminé</h2><p data-testid=\"unfinished\">Un ticket acheté reste à vous : si vous fermez la page \
+         <p data-testid=\"overall-odds\">Un ticket sur {overall} gagne ; {payout_percent} % des mises sont \
+             redistribués.</p>\
+         <h2>Ticket non terminé</h2><p data-testid=\"unfinished\">Un ticket acheté reste à vous : si vous fermez la \
+             page \
          ou perdez la connexion, il vous attend dans l'historique, où vous pouvez le reprendre et le finir. Un ticket \
          laissé inachevé est réglé automatiquement {settled} après l'achat : son gain éventuel est crédité à votre \
          solde, aucun gain n'est jamais perdu.</p>\
@@ -73,11 +86,14 @@ fn rules_html(settle_after: std::time::Duration) -> String {
 
 /// `GET /regles`: the page, standalone (its own small style), opened beside the game.
 #[utoipa::path(get, path = "/regles", tag = "public", security(()),
-    responses((status = 200, description = "The rules and the odds, as a page", body = String, content_type = "text/html")))]
+    responses((status = 200, description = "The rules and the odds, as a \
+        page", body = String, content_type = "text/html")))]
 pub async fn page(state: State<AppState>) -> axum::response::Html<String> {
     axum::response::Html(format!(
-        "<!doctype html><html lang=\"fr\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Vegas — règles et gains</title><style>{STYLE}</style></head><body><main class=\"rules\" data-testid=\"rules\">\
+        "<!doctype html><html lang=\"fr\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+            content=\"width=device-width, initial-scale=1\">\
+         <title>Vegas — règles et gains</title><style>{STYLE}</style></head><body><main class=\"rules\" \
+             data-testid=\"rules\">\
          <a class=\"back\" href=\"/\" data-testid=\"back-to-game\">← Retour au jeu</a>{}</main></body></html>",
         rules_html(state.config.settle_after)
     ))
@@ -85,12 +101,15 @@ pub async fn page(state: State<AppState>) -> axum::response::Html<String> {
 
 const STYLE: &str = "body{margin:0;background:#0b3d24;color:#f4ecd8;font:16px/1.45 system-ui,sans-serif}\
     .rules{max-width:680px;margin:0 auto;padding:20px}a{color:#e8c25a}\
-    h2{font-family:Georgia,serif;color:#e8c25a;letter-spacing:.1em;text-transform:uppercase;font-size:1.2rem;margin:22px 0 8px}\
+    h2{font-family:Georgia,serif;color:#e8c25a;letter-spacing:.1em;text-transform:uppercase;font-size:1.2rem;\
+    margin:22px 0 8px}\
     h3{margin:14px 0 4px;font-size:1rem;color:#e8c25a}p{margin:4px 0}\
-    .pays{list-style:none;margin:4px 0;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:2px 16px}\
+    .pays{list-style:none;margin:4px \
+    0;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:2px 16px}\
     .pays li{display:flex;justify-content:space-between;border-bottom:1px dotted rgba(232,194,90,.35)}\
     .odds{border-collapse:collapse;width:100%;margin:6px 0;font-variant-numeric:tabular-nums}\
-    .odds th,.odds td{padding:3px 8px;text-align:right;border-bottom:1px solid rgba(232,194,90,.25)}.odds th{color:#e8c25a}\
+    .odds th,.odds td{padding:3px 8px;text-align:right;border-bottom:1px solid rgba(232,194,90,.25)}.odds \
+    th{color:#e8c25a}\
     .notice{margin-top:14px;font-size:.85rem}";
 
 /// « 10 minutes », « 1 minute », « 30 secondes »: how long an unfinished ticket waits to be settled.

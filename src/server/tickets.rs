@@ -70,17 +70,30 @@ pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
 
 /// `POST /api/tickets` with an `Idempotency-Key` header: buys the next ticket for 3 €.
 /// 201 for a new sale; 200 with the same ticket for a retry of the same key.
-#[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])), request_body = Purchase,
-    params(("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,200}$", description = "Names this purchase: sent again, it answers the same ticket and debits nothing. 1 to 200 visible ASCII characters, compared byte for byte.")),
+#[utoipa::path(post, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])), request_body
+    = Purchase,
+    params(("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,200}$", description = "Names this purchase: sent \
+        again, it answers the same ticket and debits nothing. 1 to 200 visible ASCII characters, compared byte for \
+        byte.")),
     responses(
         (status = 201, description = "Sold: the ticket and the balance after its 3 € stake", body = TicketAndBalance),
-        (status = 200, description = "This key bought this ticket already: the same answer, nothing debited", body = TicketAndBalance),
+        (status = 200, description = "This key bought this ticket already: the same answer, nothing \
+            debited", body = TicketAndBalance),
         (status = 402, description = "`insufficient_funds`: the balance is under 3 €", body = ErrorBody),
-        (status = 403, description = "`limit_reached`: a stake limit would be passed (`limit` says which, what is left and when more frees up); `limits_required`: real money needs the 7-day limits set first; `paused`: a break, self-exclusion or closure (`pause` says until when)", body = ErrorBody),
-        (status = 409, description = "`sold_out`: no ticket is on sale; `idempotency_key_reused`: the key bought a ticket of the other mode; `reality_check_due`: acknowledge the reality check first (`reality_check` sums up the session)", body = ErrorBody),
+        (status = 403, description = "`limit_reached`: a stake limit would be passed (`limit` says which, what is left \
+            and when more frees up); `limits_required`: real money needs the 7-day limits set first; `paused`: a \
+            break, self-exclusion or closure (`pause` says until when)", body = ErrorBody),
+        (status = 409, description = "`sold_out`: no ticket is on sale; `idempotency_key_reused`: the key bought a \
+            ticket of the other mode; `reality_check_due`: acknowledge the reality check first (`reality_check` sums \
+            up the session)", body = ErrorBody),
         SessionRefusals,
     ))]
-pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderMap, ApiJson(body): ApiJson<Purchase>) -> Result<Response, ApiError> {
+pub async fn buy(
+    State(state): State<AppState>,
+    player: Player,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<Purchase>,
+) -> Result<Response, ApiError> {
     // Compared byte for byte with the keys already used, never trimmed or folded. Visible ASCII only: HTTP
     // itself drops whitespace around a header's value (RFC 9110 §5.5), so none is allowed inside either.
     let key = headers
@@ -88,16 +101,28 @@ pub async fn buy(State(state): State<AppState>, player: Player, headers: HeaderM
         .map(|v| v.as_bytes())
         .filter(|k| (1..=200).contains(&k.len()) && k.iter().all(|b| b.is_ascii_graphic()))
         .and_then(|k| std::str::from_utf8(k).ok())
-        .ok_or_else(|| ApiError::BadRequest("send an Idempotency-Key header of 1 to 200 visible ASCII characters with every purchase".into()))?
+        .ok_or_else(|| {
+            ApiError::BadRequest(
+                "send an Idempotency-Key header of 1 to 200 visible ASCII characters with every purchase".into(),
+            )
+        })?
         .to_owned();
     let now = state.config.clock.now();
     if player.session.reality_due_at <= now {
         return Err(super::responsible::reality_check_due(&state, &player, now).await);
     }
     let limits_required = !state.config.demo;
-    let request = SaleRequest { player_id: player.id, idempotency_key: key, mode: body.mode, ticket_id: new_ticket_id(), now, limits_required };
+    let request = SaleRequest {
+        player_id: player.id,
+        idempotency_key: key,
+        mode: body.mode,
+        ticket_id: new_ticket_id(),
+        now,
+        limits_required,
+    };
     let sale = state.store.sell(request).await?;
-    metrics::counter!(if sale.replayed { "vegas_purchase_replays_total" } else { "vegas_purchases_total" }).increment(1);
+    metrics::counter!(if sale.replayed { "vegas_purchase_replays_total" } else { "vegas_purchases_total" })
+        .increment(1);
     let status = if sale.replayed { StatusCode::OK } else { StatusCode::CREATED };
     let balance_cents = balance_cents(sale.balance)?;
     let ticket = state.view(sale.ticket).await?;
@@ -117,13 +142,18 @@ pub struct HistoryQuery {
 
 /// `GET /api/tickets?limit=N&before=ID`: the player's tickets, newest first (20 by default, 100 at
 /// most); `before` pages on from a ticket of theirs (another's, or none, is 404).
-#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])), params(HistoryQuery),
+#[utoipa::path(get, path = "/api/tickets", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
+    params(HistoryQuery),
     responses(
         (status = 200, description = "The last tickets, newest first", body = Vec<TicketView>),
         (status = 404, description = "`before` is not a ticket of this player", body = ErrorBody),
         SessionRefusals,
     ))]
-pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q): ApiQuery<HistoryQuery>) -> Result<ApiJson<Vec<TicketView>>, ApiError> {
+pub async fn history(
+    State(state): State<AppState>,
+    player: Player,
+    ApiQuery(q): ApiQuery<HistoryQuery>,
+) -> Result<ApiJson<Vec<TicketView>>, ApiError> {
     let limit = q.limit.unwrap_or(20);
     if !(1..=100).contains(&limit) {
         return Err(ApiError::BadRequest(format!("limit is 1 to 100, not {limit}")));
@@ -142,7 +172,11 @@ pub async fn history(State(state): State<AppState>, player: Player, ApiQuery(q):
         (status = 200, description = "The ticket", body = TicketView),
         TicketRefusals,
     ))]
-pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketView>, ApiError> {
+pub async fn one(
+    State(state): State<AppState>,
+    player: Player,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<TicketView>, ApiError> {
     let ticket = state.store.ticket(&player.id, &id).await?;
     Ok(ApiJson(state.view(ticket).await?))
 }
@@ -151,10 +185,15 @@ pub async fn one(State(state): State<AppState>, player: Player, ApiPath(id): Api
 #[utoipa::path(get, path = "/api/tickets/{id}/proof", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
     params(("id" = String, Path, description = "The ticket's id")),
     responses(
-        (status = 200, description = "The sibling hashes from the ticket's leaf up to the root published before the block's first sale", body = InclusionProof),
+        (status = 200, description = "The sibling hashes from the ticket's leaf up to the root published before the \
+            block's first sale", body = InclusionProof),
         TicketRefusals,
     ))]
-pub async fn proof(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<InclusionProof>, ApiError> {
+pub async fn proof(
+    State(state): State<AppState>,
+    player: Player,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<InclusionProof>, ApiError> {
     let ticket = state.store.ticket(&player.id, &id).await?;
     Ok(ApiJson(state.printer.proof(&state.store, &ticket).await?))
 }
@@ -172,11 +211,15 @@ pub struct Reveal {
 }
 
 /// `POST /api/tickets/{id}/reveal` `{"zones": [..]}`: records zones as the player uncovers them.
-#[utoipa::path(post, path = "/api/tickets/{id}/reveal", tag = "tickets", security(("bearer" = []), ("cookie" = [])), request_body = Reveal,
+#[utoipa::path(post, path = "/api/tickets/{id}/reveal", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
+    request_body = Reveal,
     params(("id" = String, Path, description = "The ticket's id")),
     responses(
-        (status = 200, description = "The ticket with the zones recorded (those it had already are ignored)", body = TicketView),
-        (status = 409, description = "`first_surface_unfinished`: « Jouez » uncovers its first surface first; `ticket_finished`: the game is over", body = ErrorBody),
+        (status = 200, description = "The ticket with the zones recorded (those it had already are \
+            ignored)", body = TicketView),
+        (status = 409, description =
+            "`first_surface_unfinished`: « Jouez » uncovers its first surface first; `ticket_finished`: the game is \
+                over", body = ErrorBody),
         TicketRefusals,
     ))]
 pub async fn reveal(
@@ -186,7 +229,11 @@ pub async fn reveal(
     ApiJson(body): ApiJson<Reveal>,
 ) -> Result<ApiJson<TicketView>, ApiError> {
     if !body.seconds_ago.is_empty() && body.seconds_ago.len() != body.zones.len() {
-        return Err(ApiError::BadRequest(format!("seconds_ago has {} values for {} zones: one per zone, or none", body.seconds_ago.len(), body.zones.len())));
+        return Err(ApiError::BadRequest(format!(
+            "seconds_ago has {} values for {} zones: one per zone, or none",
+            body.seconds_ago.len(),
+            body.zones.len()
+        )));
     }
     let ticket = state.store.reveal(&player.id, &id, body.zones, body.seconds_ago, state.config.clock.now()).await?;
     Ok(ApiJson(state.view(ticket).await?))
@@ -197,11 +244,17 @@ pub async fn reveal(
 #[utoipa::path(post, path = "/api/tickets/{id}/complete", tag = "tickets", security(("bearer" = []), ("cookie" = [])),
     params(("id" = String, Path, description = "The ticket's id")),
     responses(
-        (status = 200, description = "Finished: the ticket with its win, and the balance once credited", body = TicketAndBalance),
-        (status = 409, description = "`zones_left`: « Jouez » needs every zone uncovered; `ticket_finished`: completed already", body = ErrorBody),
+        (status = 200, description = "Finished: the ticket with its win, and the balance once \
+            credited", body = TicketAndBalance),
+        (status = 409, description = "`zones_left`: « Jouez » needs every zone uncovered; `ticket_finished`: completed \
+            already", body = ErrorBody),
         TicketRefusals,
     ))]
-pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id): ApiPath<String>) -> Result<ApiJson<TicketAndBalance>, ApiError> {
+pub async fn complete(
+    State(state): State<AppState>,
+    player: Player,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<TicketAndBalance>, ApiError> {
     let now = state.config.clock.now();
     let done = state.store.complete(&player.id, &id, now).await?;
     // Credited by this completion (a settled ticket was credited, and counted, by the settler).
@@ -214,13 +267,15 @@ pub async fn complete(State(state): State<AppState>, player: Player, ApiPath(id)
 }
 
 /// `GET /api/jwks`: the keys tickets are signed with (the current ones and those before).
-#[utoipa::path(get, path = "/api/jwks", tag = "public", security(()), responses((status = 200, description = "A JWK Set of Ed25519 keys", body = Jwks), AnyRequestRefusals))]
+#[utoipa::path(get, path = "/api/jwks", tag = "public", security(()), responses((status = 200, description =
+    "A JWK Set of Ed25519 keys", body = Jwks), AnyRequestRefusals))]
 pub async fn jwks(State(state): State<AppState>) -> ApiJson<Jwks> {
     ApiJson(state.printer.jwks())
 }
 
 /// `GET /.well-known/jwks.json`: the same keys, where JOSE tools look for them.
-#[utoipa::path(get, path = "/.well-known/jwks.json", tag = "public", security(()), responses((status = 200, description = "A JWK Set of Ed25519 keys", body = Jwks), AnyRequestRefusals))]
+#[utoipa::path(get, path = "/.well-known/jwks.json", tag = "public", security(()), responses((status = 200,
+    description = "A JWK Set of Ed25519 keys", body = Jwks), AnyRequestRefusals))]
 pub async fn well_known_jwks(state: State<AppState>) -> ApiJson<Jwks> {
     jwks(state).await
 }

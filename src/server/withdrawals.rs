@@ -17,12 +17,23 @@ const WITHDRAWAL_MAX_CENTS: u64 = 10_000_000;
 
 impl From<Withdrawal> for WithdrawalInfo {
     fn from(w: Withdrawal) -> WithdrawalInfo {
-        WithdrawalInfo { id: w.id, amount_cents: w.amount.0, asked_at: w.asked_at, state: w.state.as_str().into(), decided_at: w.decided_at, reason: w.reason }
+        WithdrawalInfo {
+            id: w.id,
+            amount_cents: w.amount.0,
+            asked_at: w.asked_at,
+            state: w.state.as_str().into(),
+            decided_at: w.decided_at,
+            reason: w.reason,
+        }
     }
 }
 
 fn real_money_only(state: &AppState) -> Result<(), ApiError> {
-    if state.config.demo { Err(ApiError::Conflict(crate::api::ErrorCode::DemoMoney, "demo money cannot be withdrawn".into())) } else { Ok(()) }
+    if state.config.demo {
+        Err(ApiError::Conflict(crate::api::ErrorCode::DemoMoney, "demo money cannot be withdrawn".into()))
+    } else {
+        Ok(())
+    }
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -33,13 +44,20 @@ pub struct WithdrawalRequest {
 }
 
 /// `POST /api/wallet/withdrawals`: asks to withdraw an amount of the balance (real money only).
-#[utoipa::path(post, path = "/api/wallet/withdrawals", tag = "players", security(("bearer" = []), ("cookie" = [])), request_body = WithdrawalRequest,
+#[utoipa::path(post, path = "/api/wallet/withdrawals", tag = "players", security(("bearer" = []), ("cookie" = [])),
+    request_body = WithdrawalRequest,
     responses(
-        (status = 200, description = "The withdrawal, pending, and the balance once the amount has left the wallet", body = WithdrawalAsked),
-        (status = 409, description = "`overdraft`: more than the balance; `demo_money`: a demo server pays nothing out", body = ErrorBody),
+        (status = 200, description = "The withdrawal, pending, and the balance once the amount has left the \
+            wallet", body = WithdrawalAsked),
+        (status = 409, description = "`overdraft`: more than the balance; `demo_money`: a demo server pays nothing \
+            out", body = ErrorBody),
         SessionRefusals,
     ))]
-pub async fn ask(State(state): State<AppState>, player: Player, ApiJson(body): ApiJson<WithdrawalRequest>) -> Result<ApiJson<WithdrawalAsked>, ApiError> {
+pub async fn ask(
+    State(state): State<AppState>,
+    player: Player,
+    ApiJson(body): ApiJson<WithdrawalRequest>,
+) -> Result<ApiJson<WithdrawalAsked>, ApiError> {
     real_money_only(&state)?;
     if !(1..=WITHDRAWAL_MAX_CENTS).contains(&body.amount_cents) {
         return Err(ApiError::BadRequest(format!("a withdrawal is 1 to {WITHDRAWAL_MAX_CENTS} cents")));

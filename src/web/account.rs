@@ -24,7 +24,13 @@ pub struct AccountForm {
 
 #[hook]
 pub fn use_account_form() -> AccountForm {
-    AccountForm { form: use_state(|| None), error: use_state(|| None), busy: use_state(|| false), name_input: use_node_ref(), password_input: use_node_ref() }
+    AccountForm {
+        form: use_state(|| None),
+        error: use_state(|| None),
+        busy: use_state(|| false),
+        name_input: use_node_ref(),
+        password_input: use_node_ref(),
+    }
 }
 
 /// Signs out; whatever the answer, the page starts again: signed out (as a new guest, in demo mode).
@@ -84,7 +90,8 @@ pub fn account_bar(state: &AccountForm, name: Option<&str>, on_named: Callback<S
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let Some(which) = *form else { return };
-            let value = |input: &NodeRef| input.cast::<web_sys::HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
+            let value =
+                |input: &NodeRef| input.cast::<web_sys::HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
             let (name, password) = (value(&name_input), value(&password_input));
             let (form, error, busy, on_named) = (form.clone(), error.clone(), busy.clone(), on_named.clone());
             busy.set(true);
@@ -105,22 +112,32 @@ pub fn account_bar(state: &AccountForm, name: Option<&str>, on_named: Callback<S
     html! {
         <div class="account" onkeydown={on_key}>
             if signed_out {
-                <a class="link" data-testid="open-register" href="/jeu-responsable/?inscription">{ "Créer un compte" }</a>
+                <a class="link" data-testid="open-register" href="/jeu-responsable/?inscription">{ "Créer un compte"
+                    }</a>
             } else {
-                <button class="link" data-testid="open-register" aria-expanded={(**form == Some(Form::Register)).to_string()} onclick={open(Form::Register)}>{ "Créer un compte" }</button>
+                <button class="link" data-testid="open-register" aria-expanded={(**form ==
+                    Some(Form::Register)).to_string()} onclick={open(Form::Register)}>{ "Créer un compte" }</button>
             }
-            <button class="link" data-testid="open-login" aria-expanded={(**form == Some(Form::Login)).to_string()} onclick={open(Form::Login)}>{ "Se connecter" }</button>
+            <button class="link" data-testid="open-login" aria-expanded={(**form == Some(Form::Login)).to_string()}
+                onclick={open(Form::Login)}>{ "Se connecter" }</button>
             if let Some(which) = **form {
                 <form class="account-form" data-testid="account-form" onsubmit={on_submit}>
-                    <button class="account-close" type="button" aria-label="Fermer" data-testid="account-close" onclick={on_close}>{ "×" }</button>
-                    <p class="account-title">{ if which == Form::Register { "Gardez votre solde et vos tickets sous un nom :" } else { "Retrouvez votre compte :" } }</p>
-                    <label>{ "Nom" }<input ref={name_input.clone()} name="username" autocomplete="username" required=true minlength="3" maxlength="32" data-testid="account-name" /></label>
+                    <button class="account-close" type="button" aria-label="Fermer" data-testid="account-close"
+                        onclick={on_close}>{ "×" }</button>
+                    <p class="account-title">{ if which == Form::Register { "Gardez votre solde et vos tickets sous un \
+                        nom :" } else { "Retrouvez votre compte :" } }</p>
+                    <label>{ "Nom" }<input ref={name_input.clone()} name="username" autocomplete="username"
+                        required=true minlength="3" maxlength="32" data-testid="account-name" /></label>
                     <label>{ "Mot de passe" }
-                        <input ref={password_input.clone()} type="password" required=true minlength="8" data-testid="account-password"
-                               autocomplete={if which == Form::Register { "new-password" } else { "current-password" }} />
+                        <input ref={password_input.clone()} type="password" required=true minlength="8"
+                            data-testid="account-password"
+                               autocomplete={if which == Form::Register { "new-password" } else { "current-password"
+                                   }} />
                     </label>
-                    if which == Form::Register { <p class="account-rules" data-testid="account-rules">{ "Nom de 3 à 32 caractères ; mot de passe de 8 caractères au moins." }</p> }
-                    if let Some(message) = &**error { <p class="account-error" role="alert" data-testid="account-error">{ message }</p> }
+                    if which == Form::Register { <p class="account-rules" data-testid="account-rules">{ "Nom de 3 à 32 \
+                        caractères ; mot de passe de 8 caractères au moins." }</p> }
+                    if let Some(message) = &**error { <p class="account-error" role="alert"
+                        data-testid="account-error">{ message }</p> }
                     <button class="account-submit" type="submit" disabled={**busy} data-testid="account-submit">
                         { if which == Form::Register { "Créer mon compte" } else { "Se connecter" } }
                     </button>

@@ -1,7 +1,9 @@
 //! The ticket server's API, as the game uses it. Every failure becomes an [`ApiFailure`] with a
 //! French message for the player.
 
-pub use crate::api::{CommittedRoot, ErrorCode, Flow, InclusionProof, Me, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView};
+pub use crate::api::{
+    CommittedRoot, ErrorCode, Flow, InclusionProof, Me, PlaySession, RealityCheck, Span, TicketAndBalance, TicketView,
+};
 use crate::json;
 use crate::payload::Jwks;
 use crate::rules::Zone;
@@ -81,13 +83,17 @@ impl ApiFailure {
                     frees,
                 )
             }
-            (_, Some(ErrorCode::LimitsRequired)) => "Fixez d'abord vos limites de dépôt et de mise sur 7 jours, dans « Jeu responsable ».".into(),
+            (_, Some(ErrorCode::LimitsRequired)) => {
+                "Fixez d'abord vos limites de dépôt et de mise sur 7 jours, dans « Jeu responsable ».".into()
+            }
             (_, Some(ErrorCode::Paused)) => {
                 let pause = field(&self.body, "pause");
                 pause_fr(&field(&pause, "kind").as_string().unwrap_or_default(), number(&pause, "until") as i64)
             }
             (_, Some(ErrorCode::Suspended)) => "Votre compte est suspendu : contactez le service client.".into(),
-            (400, _) => "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into(),
+            (400, _) => {
+                "Un nom de 3 à 32 caractères, d'une seule écriture, et un mot de passe de 8 caractères au moins.".into()
+            }
             (_, Some(ErrorCode::SoldOut)) => "Plus aucun ticket n'est en vente pour le moment.".into(),
             (_, Some(ErrorCode::Unauthorized)) => "Votre session a expiré. Rechargez la page.".into(),
             (s, _) if s >= 500 => "Le serveur a rencontré une erreur. Réessayez dans un instant.".into(),
@@ -103,14 +109,25 @@ pub fn limit_fr(flow: &str, span: &str, left_cents: u64, frees_at: Option<i64>) 
         || " Ce montant dépasse la limite elle-même.".to_owned(),
         |at| format!(" Davantage à partir du {}.", super::history::french_time(at, true)),
     );
-    format!("Limite de {} {} atteinte : il vous reste {}.{frees}", flow_fr(flow), span_fr(span), crate::money::Cents(left_cents))
+    format!(
+        "Limite de {} {} atteinte : il vous reste {}.{frees}",
+        flow_fr(flow),
+        span_fr(span),
+        crate::money::Cents(left_cents)
+    )
 }
 
 /// A break, an exclusion or a closure in force, as the player reads it (`kind` as the API names it).
 pub fn pause_fr(kind: &str, until: i64) -> String {
     match kind {
-        "break" => format!("Vous faites une pause jusqu'au {} : aucun achat ni dépôt d'ici là.", super::history::french_time(until, true)),
-        "exclusion" => format!("Vous êtes auto-exclu jusqu'au {} : aucun achat ni dépôt d'ici là.", super::history::french_time(until, true)),
+        "break" => format!(
+            "Vous faites une pause jusqu'au {} : aucun achat ni dépôt d'ici là.",
+            super::history::french_time(until, true)
+        ),
+        "exclusion" => format!(
+            "Vous êtes auto-exclu jusqu'au {} : aucun achat ni dépôt d'ici là.",
+            super::history::french_time(until, true)
+        ),
         _ => "Ce compte est fermé.".into(),
     }
 }
@@ -157,7 +174,12 @@ fn parse<T: DeserializeOwned>(answer: Answer) -> Result<T, ApiFailure> {
     }
     let body = js_sys::JSON::parse(&answer.body).unwrap_or(JsValue::UNDEFINED);
     let (code, message) = (field(&body, "error").as_string(), field(&body, "message").as_string());
-    Err(ApiFailure { status: answer.status, code: code.as_deref().and_then(ErrorCode::parse), message: message.unwrap_or(answer.status_text), body })
+    Err(ApiFailure {
+        status: answer.status,
+        code: code.as_deref().and_then(ErrorCode::parse),
+        message: message.unwrap_or(answer.status_text),
+        body,
+    })
 }
 
 pub(super) async fn read<T: DeserializeOwned>(sent: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
@@ -169,7 +191,9 @@ fn with_json(request: RequestBuilder, body: &impl Serialize) -> Request {
     // Not `expect` either: its message would format the error with `Debug`, a formatter for nothing.
     let Ok(text) = json::to_string(body) else { unreachable!("plain structs serialise") };
     // Not `expect`: its message would format gloo-net's error, and bring serde_json's into the download.
-    let Ok(request) = request.header("Content-Type", "application/json").body(text) else { unreachable!("a string body is always accepted") };
+    let Ok(request) = request.header("Content-Type", "application/json").body(text) else {
+        unreachable!("a string body is always accepted")
+    };
     request
 }
 
@@ -186,7 +210,8 @@ async fn early(name: &str) -> Option<Result<Answer, ApiFailure>> {
     };
     let field = |name: &str| js_sys::Reflect::get(&answer, &name.into()).ok();
     let status = field("status")?.as_f64()? as u16;
-    let (url, status_text, body) = (field("url")?.as_string()?, field("statusText")?.as_string()?, field("body")?.as_string()?);
+    let (url, status_text, body) =
+        (field("url")?.as_string()?, field("statusText")?.as_string()?, field("body")?.as_string()?);
     Some(Ok(Answer { url, status, status_text, body }))
 }
 
@@ -230,7 +255,9 @@ pub async fn claim_account(name: &str, password: &str) -> Result<Me, ApiFailure>
 }
 
 pub async fn login(name: &str, password: &str) -> Result<Me, ApiFailure> {
-    read::<Session>(with_json(Request::post("/api/login"), &Credentials { name, password }).send().await).await.map(|s| s.player)
+    read::<Session>(with_json(Request::post("/api/login"), &Credentials { name, password }).send().await)
+        .await
+        .map(|s| s.player)
 }
 
 /// A real-money account: its name and password, and the identity the law asks for.
@@ -313,7 +340,12 @@ pub async fn reveal(ticket_id: &str, zones: &[Zone], seconds_ago: Vec<usize>) ->
         seconds_ago: Vec<usize>,
     }
     let zones = zones.iter().map(|z| z.index()).collect();
-    read(with_json(Request::post(&format!("/api/tickets/{ticket_id}/reveal")), &Reveal { zones, seconds_ago }).send().await).await
+    read(
+        with_json(Request::post(&format!("/api/tickets/{ticket_id}/reveal")), &Reveal { zones, seconds_ago })
+            .send()
+            .await,
+    )
+    .await
 }
 
 pub async fn complete(ticket_id: &str) -> Result<TicketAndBalance, ApiFailure> {

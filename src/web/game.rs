@@ -68,11 +68,16 @@ fn use_record_play(model: &UseReducerHandle<Model>) {
 /// pause, one at a time, surface after surface. One timer, dropped as the game moves on: never two.
 #[hook]
 fn use_auto(model: &UseReducerHandle<Model>) {
-    let next = model.played().filter(|g| g.mode == Mode::Auto && !g.completed).and_then(|g| Some((g.ticket_id.clone(), g.next_auto_zone()?)));
+    let next = model
+        .played()
+        .filter(|g| g.mode == Mode::Auto && !g.completed)
+        .and_then(|g| Some((g.ticket_id.clone(), g.next_auto_zone()?)));
     let dispatch = model.dispatcher();
     use_effect_with(next, move |next| {
         let timer = next.clone().map(|(ticket, zone)| {
-            gloo_timers::callback::Timeout::new(scratch_zone::auto_pause_ms(), move || dispatch.dispatch(Msg::Play(ticket, Action::Reveal(zone))))
+            gloo_timers::callback::Timeout::new(scratch_zone::auto_pause_ms(), move || {
+                dispatch.dispatch(Msg::Play(ticket, Action::Reveal(zone)))
+            })
         });
         move || drop(timer)
     });
@@ -81,7 +86,11 @@ fn use_auto(model: &UseReducerHandle<Model>) {
 #[function_component(App)]
 pub fn app() -> Html {
     // A purchase left unanswered before a reload is pending from the start: sent again, never forgotten.
-    let model = use_reducer(|| Model { pending_purchase: PendingPurchase::stored(), message: local::first_message(), ..Model::default() });
+    let model = use_reducer(|| Model {
+        pending_purchase: PendingPurchase::stored(),
+        message: local::first_message(),
+        ..Model::default()
+    });
     let dispatch = model.dispatcher();
     let pending: PendingSlot = use_mut_ref(|| model.pending_purchase.clone());
     let account = use_account_form();
@@ -126,7 +135,8 @@ pub fn app() -> Html {
             // The network back: what waits to be sent again goes now, not at its next try.
             let online = wasm_bindgen::closure::Closure::<dyn Fn()>::new(retry_now);
             if let Some(window) = web_sys::window() {
-                let _ = window.add_event_listener_with_callback("online", wasm_bindgen::JsCast::unchecked_ref(online.as_ref()));
+                let _ = window
+                    .add_event_listener_with_callback("online", wasm_bindgen::JsCast::unchecked_ref(online.as_ref()));
             }
             online.forget();
             yew::platform::spawn_local(sync::start_session(dispatch, pending));
@@ -135,7 +145,8 @@ pub fn app() -> Html {
 
     // Buys in a mode, or, with `None`, sends again the purchase left unanswered.
     let on_buy = {
-        let (dispatch, jwks, pending, real_money) = (dispatch.clone(), model.jwks.clone(), pending.clone(), !model.demo);
+        let (dispatch, jwks, pending, real_money) =
+            (dispatch.clone(), model.jwks.clone(), pending.clone(), !model.demo);
         Callback::from(move |mode: Option<Mode>| {
             let Some(jwks) = jwks.clone() else { return };
             let purchase = match (mode, pending.borrow().clone()) {
@@ -191,26 +202,37 @@ pub fn app() -> Html {
     let playing = model.game.as_ref().is_some_and(|g| !g.completed);
     // Below the price the buy buttons are off, and the message says why, rather than a refusal after a click.
     let short = !playing && model.balance.is_some_and(|cents| cents < TICKET_PRICE.0 as i64);
-    let can_buy = model.jwks.is_some() && !model.busy && !playing && !short && model.pending_purchase.is_none() && model.reality_check.is_none();
+    let can_buy = model.jwks.is_some()
+        && !model.busy
+        && !playing
+        && !short
+        && model.pending_purchase.is_none()
+        && model.reality_check.is_none();
     html! {
         <div class="app">
             <header class="topbar">
                 <h1 class="logo">{ "Vegas" }<small>{ "jeu de grattage" }</small></h1>
                 { wallet(model.balance, model.demo, &dispatch) }
                 { session_line(&model) }
-                { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone(); Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }, model.signed_out) }
-                <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()} onclick={on_mute}>{ if *muted { "Son coupé" } else { "Son" } }</button>
+                { account_bar(&account, model.player_name.as_deref(), { let dispatch = dispatch.clone();
+                    Callback::from(move |name| dispatch.dispatch(Msg::Named(name))) }, model.signed_out) }
+                <button class="link sound-toggle" data-testid="mute" aria-pressed={muted.to_string()}
+                    onclick={on_mute}>{ if *muted { "Son coupé" } else { "Son" } }</button>
                 <a class="link rules-link" href="/regles" data-testid="open-rules">{ "Règles et gains" }</a>
-                <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify">{ "Vérifier" }</a>
-                <a class="link rules-link" href="/jeu-responsable/" data-testid="open-responsible">{ "Jeu responsable" }</a>
+                <a class="link rules-link" href="/verifier/" target="_blank" data-testid="open-verify">{ "Vérifier"
+                    }</a>
+                <a class="link rules-link" href="/jeu-responsable/" data-testid="open-responsible">{ "Jeu responsable"
+                    }</a>
             </header>
             { for model.reality_check.as_ref().map(|check| reality_dialog(check, &dispatch)) }
             <main>
                 { controls(can_buy, model.pending_purchase.is_some() && !model.busy, &on_buy) }
                 // One line at a time: a failure takes the message's place rather than push the ticket down.
-                <p class="message" role="status" aria-live="polite" data-testid="message" hidden={model.error.is_some()}>{ if short {
+                <p class="message" role="status" aria-live="polite" data-testid="message"
+                    hidden={model.error.is_some()}>{ if short {
                     // One message at a time: why the buttons are off, and the way to add money.
-                    format!("{} {}", api::short_of_price_fr(), if model.demo { "Ajoutez-en avec « + 50 € démo », en haut." } else { "Approvisionnez votre compte pour rejouer." })
+                    format!("{} {}", api::short_of_price_fr(), if model.demo { "Ajoutez-en avec « + 50 € démo », en \
+                        haut." } else { "Approvisionnez votre compte pour rejouer." })
                 } else {
                     model.message.clone()
                 } }</p>
@@ -218,11 +240,13 @@ pub fn app() -> Html {
                     <p class="error" role="alert" data-testid="error">
                         { e }
                         if model.reconnecting {
-                            <button class="link" data-testid="retry-now" onclick={Callback::from(|_: MouseEvent| retry_now())}>{ "Réessayer" }</button>
+                            <button class="link" data-testid="retry-now" onclick={Callback::from(|_: MouseEvent|
+                                retry_now())}>{ "Réessayer" }</button>
                         }
                     </p>
                 }) }
-                { for recall.map(|r| recall_banner(&r.view, { let dispatch = dispatch.clone(); Callback::from(move |_| dispatch.dispatch(Msg::EndRecall)) })) }
+                { for recall.map(|r| recall_banner(&r.view, { let dispatch = dispatch.clone(); Callback::from(move |_|
+                    dispatch.dispatch(Msg::EndRecall)) })) }
                 if let Some(g) = &model.game {
                     <TicketResult ticket_id={g.ticket_id.clone()} completed={g.completed} lot={g.outcome.lot}
                         replay={recall.is_none().then_some(g.mode)} {can_buy} on_buy={on_buy} />
@@ -230,7 +254,8 @@ pub fn app() -> Html {
                 { match &model.game {
                     Some(g) => {
                         let (dispatch, ticket) = (dispatch.clone(), g.ticket_id.clone());
-                        let on_choose = Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(ticket.clone(), Action::Choose(s))));
+                        let on_choose = Callback::from(move |s: Surface| dispatch.dispatch(Msg::Play(ticket.clone(),
+                            Action::Choose(s))));
                         html! { <TicketCard key={g.ticket_id.clone()} game={g.clone()} {on_reveal} {on_choose} /> }
                     }
                     None => html! {
@@ -238,9 +263,11 @@ pub fn app() -> Html {
                             <p class="ticket-logo big">{ "VEGAS" }</p>
                             <p>{ "Poker, Roulette, Craps et Jackpot : quatre chances de gagner jusqu'à 40 000 €." }</p>
                             <p data-testid="welcome-hint">{ if model.signed_out {
-                                "Connectez-vous, ou créez votre compte : vous fixerez vos limites de dépôt et de mise avant de jouer."
+                                "Connectez-vous, ou créez votre compte : vous fixerez vos limites de dépôt et de mise \
+                                    avant de jouer."
                             } else {
-                                "Choisissez « Jouez » pour gratter vous-même, ou « Auto » pour tout découvrir d'un coup."
+                                "Choisissez « Jouez » pour gratter vous-même, ou « Auto » pour tout découvrir d'un \
+                                    coup."
                             } }</p>
                         </div>
                     },

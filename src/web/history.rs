@@ -29,7 +29,12 @@ pub enum Turn {
 /// One page of the history (`tickets`: with one ticket more when an older page follows), with the way
 /// to the pages beside it; `on_recall` hears of a ticket chosen to look at again (or, unfinished, to go
 /// on with). A function rather than a component, for the players' download (see `controls`).
-pub fn history(tickets: &[TicketView], first_page: bool, on_recall: &Callback<TicketView>, on_turn: &Callback<Turn>) -> Html {
+pub fn history(
+    tickets: &[TicketView],
+    first_page: bool,
+    on_recall: &Callback<TicketView>,
+    on_turn: &Callback<Turn>,
+) -> Html {
     let shown = &tickets[..tickets.len().min(HISTORY_PAGE)];
     let older = (tickets.len() > HISTORY_PAGE).then(|| shown[shown.len() - 1].id.clone());
     let turn = |to: Turn| on_turn.reform(move |_: MouseEvent| to.clone());
@@ -47,14 +52,17 @@ pub fn history(tickets: &[TicketView], first_page: bool, on_recall: &Callback<Ti
                     };
                     html! {
                         <li>
-                            <button class="history-item" data-testid={format!("history-item-{i}")} onclick={{ let t = t.clone(); on_recall.reform(move |_: MouseEvent| t.clone()) }}>
+                            <button class="history-item" data-testid={format!("history-item-{i}")} onclick={{ let t =
+                                t.clone(); on_recall.reform(move |_: MouseEvent| t.clone()) }}>
                                 <span class="h-serial">{ &t.serial }</span>
                                 <span class="h-date">{ french_time(t.sold_at, true) }</span>
                                 <span class="h-stake">{ format!("mise {TICKET_PRICE}") }</span>
-                                <span class={classes!("h-state", t.win_cents.is_some_and(|w| w > 0).then_some("won"))}>{ state }</span>
+                                <span class={classes!("h-state", t.win_cents.is_some_and(|w| w >
+                                    0).then_some("won"))}>{ state }</span>
                             </button>
                             // Its place in its block's commitment, proved on the « Vérifier » page.
-                            <a class="link h-verify" href={format!("/verifier/#t={}", t.serial)} data-testid={format!("history-verify-{i}")}
+                            <a class="link h-verify" href={format!("/verifier/#t={}", t.serial)}
+                                data-testid={format!("history-verify-{i}")}
                                 aria-label={format!("Vérifier le ticket {}", t.serial)}>{ "Vérifier" }</a>
                         </li>
                     }
@@ -62,8 +70,10 @@ pub fn history(tickets: &[TicketView], first_page: bool, on_recall: &Callback<Ti
             </ol>
             if !first_page || older.is_some() {
                 <nav class="pages" aria-label="Pages de l'historique">
-                    <button class="link" data-testid="history-newer" disabled={first_page} onclick={turn(Turn::Newer)}>{ "‹ Plus récents" }</button>
-                    <button class="link" data-testid="history-older" disabled={older.is_none()} onclick={turn(Turn::Older(older.clone().unwrap_or_default()))}>{ "Plus anciens ›" }</button>
+                    <button class="link" data-testid="history-newer" disabled={first_page}
+                        onclick={turn(Turn::Newer)}>{ "‹ Plus récents" }</button>
+                    <button class="link" data-testid="history-older" disabled={older.is_none()}
+                        onclick={turn(Turn::Older(older.clone().unwrap_or_default()))}>{ "Plus anciens ›" }</button>
                 </nav>
             }
         </aside>
@@ -94,7 +104,8 @@ pub fn recall_banner(view: &TicketView, on_back: Callback<MouseEvent>) -> Html {
             <details class="steps-box">
             <summary>{ "Étapes du jeu" }</summary>
             <ol class="steps" data-testid="recall-steps">
-                { for view.revealed.iter().enumerate().filter_map(|(i, &z)| Some((view.revealed_at.get(i), Zone::from_index(z)?))).map(|(at, z)| html! {
+                { for view.revealed.iter().enumerate().filter_map(|(i, &z)| Some((view.revealed_at.get(i),
+                    Zone::from_index(z)?))).map(|(at, z)| html! {
                     <li>
                         if let Some(&at) = at { <time>{ french_time(at, false) }</time> }
                         { format!("{} — {}", z.surface().name_fr(), zone_name(z)) }

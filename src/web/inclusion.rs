@@ -22,9 +22,12 @@ pub async fn check(claims: &TicketClaims, proof: &InclusionProof, root: &str) ->
         Some(salt) => Some(from_hex(salt).ok_or(PayloadError::NotCommitted)?),
         None => None,
     };
-    let path: Vec<Hash> = proof.path.iter().map(|h| from_hex(h)).collect::<Option<_>>().ok_or(PayloadError::NotCommitted)?;
+    let path: Vec<Hash> =
+        proof.path.iter().map(|h| from_hex(h)).collect::<Option<_>>().ok_or(PayloadError::NotCommitted)?;
     let (index, count) = (claims.serial.index as usize, proof.leaf_count as usize);
-    let sides = merkle::sibling_sides(index, count, path.len()).filter(|_| proof.index == claims.serial.index).ok_or(PayloadError::NotCommitted)?;
+    let sides = merkle::sibling_sides(index, count, path.len())
+        .filter(|_| proof.index == claims.serial.index)
+        .ok_or(PayloadError::NotCommitted)?;
     let mut input = Vec::new();
     merkle::leaf_input(&mut input, salt.as_ref(), claims.serial, &claims.zones, claims.lot_cents);
     let mut hash = sha256(&input).await?;

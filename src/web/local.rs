@@ -67,7 +67,8 @@ impl LocalReveals {
         times.resize(game.revealed.len(), now_seconds());
         let times: Vec<String> = times.iter().map(usize::to_string).collect();
         if let Some(storage) = storage() {
-            let _ = storage.set_item(&Self::key(&game.ticket_id), &format!("{chosen};{};{}", zones.join(","), times.join(",")));
+            let _ = storage
+                .set_item(&Self::key(&game.ticket_id), &format!("{chosen};{};{}", zones.join(","), times.join(",")));
         }
     }
 
@@ -75,9 +76,14 @@ impl LocalReveals {
     fn kept(ticket_id: &str) -> (Option<Zone>, Vec<Zone>, Vec<usize>) {
         let text = storage().and_then(|s| s.get_item(&Self::key(ticket_id)).ok().flatten()).unwrap_or_default();
         let mut parts = text.split(';');
-        let mut numbers = move || parts.next().unwrap_or_default().split(',').filter_map(|n| n.parse().ok()).collect::<Vec<usize>>();
+        let mut numbers =
+            move || parts.next().unwrap_or_default().split(',').filter_map(|n| n.parse().ok()).collect::<Vec<usize>>();
         let (chosen, zones, times) = (numbers(), numbers(), numbers());
-        (chosen.first().and_then(|&i| Zone::from_index(i)), zones.into_iter().filter_map(Zone::from_index).collect(), times)
+        (
+            chosen.first().and_then(|&i| Zone::from_index(i)),
+            zones.into_iter().filter_map(Zone::from_index).collect(),
+            times,
+        )
     }
 
     /// How long ago each of the ticket's first `zones` was uncovered, in seconds, as the server takes
@@ -165,7 +171,10 @@ impl PendingPurchase {
     const STORAGE_KEY: &'static str = "vegas.pending-purchase";
 
     pub fn new(mode: Mode) -> PendingPurchase {
-        let key = web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| (js_sys::Date::now() as u64).to_string());
+        let key = web_sys::window()
+            .and_then(|w| w.crypto().ok())
+            .map(|c| c.random_uuid())
+            .unwrap_or_else(|| (js_sys::Date::now() as u64).to_string());
         PendingPurchase { key, mode }
     }
 

@@ -165,7 +165,10 @@ impl Reducible for Model {
                 // leaves the choice to the ticket's own hint.
                 m.message = if game.completed { String::new() } else { format!("Ticket {} en jeu.", game.serial) };
                 m.error = None;
-                m.recorded.retain(|(id, _)| *id != game.ticket_id && m.recall.as_ref().and_then(|r| r.back_to.as_ref()).is_some_and(|g| g.ticket_id == *id));
+                m.recorded.retain(|(id, _)| {
+                    *id != game.ticket_id
+                        && m.recall.as_ref().and_then(|r| r.back_to.as_ref()).is_some_and(|g| g.ticket_id == *id)
+                });
                 m.recorded.push((game.ticket_id.clone(), recorded));
                 m.game = Some(*game);
             }

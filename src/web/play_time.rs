@@ -31,7 +31,8 @@ pub fn use_play_time(model: &UseReducerHandle<Model>) -> u32 {
             move || drop(interval)
         });
     }
-    let due = model.session.as_ref().is_some_and(|(s, at)| !s.reality_check_due && server_now(s, *at) >= s.reality_due_at);
+    let due =
+        model.session.as_ref().is_some_and(|(s, at)| !s.reality_check_due && server_now(s, *at) >= s.reality_due_at);
     let dispatch = model.dispatcher();
     use_effect_with((*tick, due), move |(_, due)| {
         if *due {
@@ -57,7 +58,8 @@ pub fn session_line(model: &Model) -> Html {
     let Some((session, fetched)) = &model.session else { return html! {} };
     let seconds = server_now(session, *fetched) - session.started_at;
     html! {
-        <span class="session-line" data-testid="session-line" title="Durée de la session et résultat net (mises − gains)">
+        <span class="session-line" data-testid="session-line" title="Durée de la session et résultat net (mises − \
+            gains)">
             { format!("Session {} · net {}", duration_fr(seconds), format_signed_cents(-session.check.net_cents)) }
         </span>
     }
@@ -80,7 +82,8 @@ pub fn reality_dialog(check: &api::RealityCheck, dispatch: &UseReducerDispatcher
     let on_stop = Callback::from(|_: MouseEvent| super::account::log_out());
     html! {
         <div class="reality-backdrop">
-            <section class="reality-check" role="alertdialog" aria-modal="true" aria-labelledby="reality-title" data-testid="reality-check">
+            <section class="reality-check" role="alertdialog" aria-modal="true" aria-labelledby="reality-title"
+                data-testid="reality-check">
                 <h2 id="reality-title">{ "Faites le point" }</h2>
                 <p class="reality-facts" data-testid="reality-facts">{ format!(
                     "Vous jouez depuis {}. {} ticket{} : mises {}, gains {}, résultat net {}.",
@@ -92,7 +95,8 @@ pub fn reality_dialog(check: &api::RealityCheck, dispatch: &UseReducerDispatcher
                     format_signed_cents(-check.net_cents)
                 ) }</p>
                 <div class="reality-actions">
-                    <button class="play auto" data-testid="reality-continue" onclick={on_continue} autofocus=true>{ "Continuer" }</button>
+                    <button class="play auto" data-testid="reality-continue" onclick={on_continue} autofocus=true>{
+                        "Continuer" }</button>
                     <button class="play retry" data-testid="reality-stop" onclick={on_stop}>{ "Arrêter" }</button>
                 </div>
                 <p class="reality-more"><a href="/jeu-responsable/">{ "Limites, pauses et auto-exclusion" }</a></p>

@@ -114,7 +114,9 @@ fn prepare(specimen: Specimen, index: u32, key: &LocalKey) -> Prepared {
                 win_cents: None,
                 sold_at: 0,
             };
-            crate::payload::verify(&view.payload, &key.jwks).map(|verified| game_at(&view, verified)).map_err(|e| refusal(&e))
+            crate::payload::verify(&view.payload, &key.jwks)
+                .map(|verified| game_at(&view, verified))
+                .map_err(|e| refusal(&e))
         }
         Shows::Surface(surface) => match specimen.ticket.read_surfaces() {
             Ok(outcome) if outcome.surface_win(surface) == specimen.win => Ok(Game {
@@ -127,7 +129,11 @@ fn prepare(specimen: Specimen, index: u32, key: &LocalKey) -> Prepared {
                 chosen: None,
                 completed: false,
             }),
-            Ok(outcome) => Err(format!("Le composeur visait {}, l'évaluateur lit {}.", specimen.win.short(), outcome.surface_win(surface).short())),
+            Ok(outcome) => Err(format!(
+                "Le composeur visait {}, l'évaluateur lit {}.",
+                specimen.win.short(),
+                outcome.surface_win(surface).short()
+            )),
             Err(e) => Err(format!("Surface illisible : {e}")),
         },
     };
@@ -177,7 +183,8 @@ pub fn preview() -> Html {
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             if let Some(nav) = &navigator {
-                let _ = nav.replace_with_query(&Route::Preview, &Query { seed: Some(input.value()), item: item.clone() });
+                let _ =
+                    nav.replace_with_query(&Route::Preview, &Query { seed: Some(input.value()), item: item.clone() });
             }
         })
     };
@@ -197,7 +204,10 @@ pub fn preview() -> Html {
                         loaded.set(Loaded { name, design: Rc::new(design) });
                         refusal.set(None);
                     }
-                    Some(Err(e)) => refusal.set(Some(format!("« {name} » est refusé, la galerie reste celle de « {} » : {e}", loaded.name))),
+                    Some(Err(e)) => refusal.set(Some(format!(
+                        "« {name} » est refusé, la galerie reste celle de « {} » : {e}",
+                        loaded.name
+                    ))),
                     None => refusal.set(Some(format!("« {name} » n'a pas pu être lu comme un fichier texte."))),
                 }
             });
@@ -211,7 +221,8 @@ pub fn preview() -> Html {
         })
     };
 
-    let shown: Vec<&Rc<Prepared>> = specimens.iter().filter(|p| query.item.as_ref().is_none_or(|id| *id == p.specimen.id)).collect();
+    let shown: Vec<&Rc<Prepared>> =
+        specimens.iter().filter(|p| query.item.as_ref().is_none_or(|id| *id == p.specimen.id)).collect();
     let mut sections: Vec<(Shows, Vec<&Rc<Prepared>>)> = Vec::new();
     for p in shown {
         match sections.last_mut() {
@@ -221,7 +232,8 @@ pub fn preview() -> Html {
     }
     let whole_gallery = query.item.as_ref().map(|_| {
         html! {
-            <Link<Route, Query> to={Route::Preview} query={Some(Query { seed: Some(seed.clone()), item: None })} classes="back">
+            <Link<Route, Query> to={Route::Preview} query={Some(Query { seed: Some(seed.clone()), item: None })}
+                classes="back">
                 { "← Toute la galerie" }
             </Link<Route, Query>>
         }
@@ -242,14 +254,18 @@ pub fn preview() -> Html {
                         // The input is hidden behind its label so that the button reads in French in every browser.
                         <label class="button">
                             { "Charger un fichier…" }
-                            <input type="file" class="sr-only" accept=".toml,text/plain" data-testid="design-file" onchange={on_file} />
+                            <input type="file" class="sr-only" accept=".toml,text/plain" data-testid="design-file"
+                                onchange={on_file} />
                         </label>
-                        <button class="button" data-testid="design-reset" onclick={on_reset}>{ "Revenir au design fourni" }</button>
-                        <a class="button" href="design.toml" download="design.toml">{ "Télécharger le design fourni" }</a>
+                        <button class="button" data-testid="design-reset" onclick={on_reset}>{
+                            "Revenir au design fourni" }</button>
+                        <a class="button" href="design.toml" download="design.toml">{ "Télécharger le design fourni"
+                            }</a>
                     </span>
                 </div>
                 <p class="design-status" role="status" data-testid="design-status">
-                    { format!("{} — {} motifs, {} visuels", loaded.name, loaded.design.patterns().len(), specimens.len()) }
+                    { format!("{} — {} motifs, {} visuels", loaded.name, loaded.design.patterns().len(),
+                        specimens.len()) }
                 </p>
             </header>
             if let Some(message) = (*refusal).clone() {
@@ -305,7 +321,12 @@ struct SpecimenProps {
 }
 
 /// A row of toggle buttons, one pressed.
-fn choice<T: Copy + PartialEq + 'static>(label: &str, current: T, options: &[(T, &str, &str)], pick: Callback<T>) -> Html {
+fn choice<T: Copy + PartialEq + 'static>(
+    label: &str,
+    current: T,
+    options: &[(T, &str, &str)],
+    pick: Callback<T>,
+) -> Html {
     html! {
         <span class="choice" role="group" aria-label={label.to_owned()}>
             { for options.iter().map(|&(value, text, testid)| {
@@ -350,7 +371,8 @@ fn specimen_view(props: &SpecimenProps) -> Html {
             replayed.set(None);
         })
     };
-    let (on_foil, on_width, on_ratio) = (setter(&foil, &stop_replay), setter(&width, &stop_replay), setter(&ratio, &stop_replay));
+    let (on_foil, on_width, on_ratio) =
+        (setter(&foil, &stop_replay), setter(&width, &stop_replay), setter(&ratio, &stop_replay));
     let on_replay = {
         let (run, replayed, zones) = (run.clone(), replayed.clone(), zones.clone());
         Callback::from(move |_: MouseEvent| {
@@ -384,12 +406,17 @@ fn specimen_view(props: &SpecimenProps) -> Html {
                 (None, Foil::Uncovered) => zones.clone(),
                 (None, Foil::Covered | Foil::Half) => Vec::new(),
             };
-            let settings = FoilSettings { pixel_ratio: Some(f64::from(*ratio)), half_scratched: replayed.is_none() && *foil == Foil::Half };
+            let settings = FoilSettings {
+                pixel_ratio: Some(f64::from(*ratio)),
+                half_scratched: replayed.is_none() && *foil == Foil::Half,
+            };
             // A fresh card for every setting: foils are painted once, at mount, for their size and ratio.
             let key = format!("{:?}-{:?}-{}-{}", *foil, *width, *ratio, run.borrow());
             let card = match specimen.shows {
                 Shows::Surface(surface) => html! { <SurfaceCard {key} {game} {surface} /> },
-                Shows::Ticket => html! { <TicketCard {key} {game} on_reveal={Callback::noop()} on_choose={Callback::noop()} /> },
+                Shows::Ticket => {
+                    html! { <TicketCard {key} {game} on_reveal={Callback::noop()} on_choose={Callback::noop()} /> }
+                }
             };
             let screen = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
             let style = format!("width: {}px; zoom: {}", width.css_px(specimen.shows), f64::from(*ratio) / screen);
@@ -405,15 +432,21 @@ fn specimen_view(props: &SpecimenProps) -> Html {
         <article class="specimen" data-testid={format!("specimen-{}", specimen.id)}>
             <header class="specimen-head">
                 <h3>{ &specimen.title }</h3>
-                <span class="expected">{ if specimen.win.is_zero() { "aucun gain".to_owned() } else { format!("gain {}", specimen.win.short()) } }</span>
+                <span class="expected">{ if specimen.win.is_zero() { "aucun gain".to_owned() } else {
+                    format!("gain {}", specimen.win.short()) } }</span>
             </header>
             <div class="specimen-controls">
-                { choice("Grattage", *foil, &[(Foil::Covered, "Couvert", "show-covered"), (Foil::Half, "À moitié", "show-half"), (Foil::Uncovered, "Découvert", "show-uncovered")], on_foil) }
-                <button class="replay" data-testid="replay" onclick={on_replay} aria-pressed={replayed.is_some().to_string()}>{ "▶ Auto" }</button>
-                { choice("Largeur", *width, &[(Width::Phone, "Mobile", "width-phone"), (Width::Desktop, "Bureau", "width-desktop")], on_width) }
-                { choice("Densité de pixels", *ratio, &[(1, "1×", "ratio-1"), (2, "2×", "ratio-2"), (3, "3×", "ratio-3")], on_ratio) }
+                { choice("Grattage", *foil, &[(Foil::Covered, "Couvert", "show-covered"), (Foil::Half, "À moitié",
+                    "show-half"), (Foil::Uncovered, "Découvert", "show-uncovered")], on_foil) }
+                <button class="replay" data-testid="replay" onclick={on_replay}
+                    aria-pressed={replayed.is_some().to_string()}>{ "▶ Auto" }</button>
+                { choice("Largeur", *width, &[(Width::Phone, "Mobile", "width-phone"), (Width::Desktop, "Bureau",
+                    "width-desktop")], on_width) }
+                { choice("Densité de pixels", *ratio, &[(1, "1×", "ratio-1"), (2, "2×", "ratio-2"), (3, "3×",
+                    "ratio-3")], on_ratio) }
                 <span data-testid="share">
-                    <Link<Route, Query> to={Route::Preview} query={Some(share)} classes="share">{ "Lien" }</Link<Route, Query>>
+                    <Link<Route, Query> to={Route::Preview} query={Some(share)} classes="share">{ "Lien"
+                        }</Link<Route, Query>>
                 </span>
             </div>
             { drawing }

@@ -18,9 +18,13 @@ use yew::prelude::*;
 fn message_fr(e: &ApiFailure) -> String {
     match e.code {
         Some(ErrorCode::UnderAge) => "Le jeu est interdit aux mineurs : il faut avoir 18 ans.".into(),
-        Some(ErrorCode::Banned) => "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into(),
+        Some(ErrorCode::Banned) => {
+            "Inscription impossible : cette identité figure au fichier des interdits de jeu.".into()
+        }
         Some(ErrorCode::AlreadyPaused) => "Une pause aussi longue, ou plus longue, est déjà en cours.".into(),
-        Some(ErrorCode::RaiseNotYet) => "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into(),
+        Some(ErrorCode::RaiseNotYet) => {
+            "Une hausse s'applique au plus tôt 48 h après la demande : confirmez-la plus tard.".into()
+        }
         Some(ErrorCode::RaiseLapsed) => "Cette hausse a expiré faute de confirmation : demandez-la de nouveau.".into(),
         Some(ErrorCode::Overdraft) => "Ce montant dépasse votre solde disponible.".into(),
         Some(ErrorCode::InvalidIdentity) => "Indiquez vos prénom, nom et date de naissance (jour, mois, année).".into(),
@@ -70,7 +74,10 @@ fn json(method: &str, url: &str, body: &impl Serialize) -> Request {
         "PUT" => Request::put(url),
         _ => Request::post(url),
     };
-    let Ok(request) = builder.header("Content-Type", "application/json").body(crate::json::to_string(body).expect("plain structs serialise")) else {
+    let Ok(request) = builder
+        .header("Content-Type", "application/json")
+        .body(crate::json::to_string(body).expect("plain structs serialise"))
+    else {
         unreachable!("a string body is always accepted")
     };
     request
@@ -199,13 +206,16 @@ fn responsible_page() -> Html {
             html! { <>
                 if missing && !loaded.demo {
                     <p class="rg-required" role="note" data-testid="rg-required">
-                        { "Avant tout dépôt et tout achat, fixez vos limites de dépôt et de mise sur 7 jours. Vous pourrez les baisser à tout moment ; une hausse ne s'appliquera qu'après 48 heures, une fois confirmée." }
+                        { "Avant tout dépôt et tout achat, fixez vos limites de dépôt et de mise sur 7 jours. Vous \
+                            pourrez les baisser à tout moment ; une hausse ne s'appliquera qu'après 48 heures, une \
+                            fois confirmée." }
                     </p>
                 }
                 { limits_section(loaded, &act) }
                 { pending_section(&loaded.standing.pending, &act) }
                 { reality_section(loaded.standing.reality_minutes, &act) }
-                if !loaded.demo { <WithdrawalSection balance_cents={loaded.balance_cents} withdrawals={loaded.withdrawals.clone()} act={act.clone()} /> }
+                if !loaded.demo { <WithdrawalSection balance_cents={loaded.balance_cents}
+                    withdrawals={loaded.withdrawals.clone()} act={act.clone()} /> }
                 <PauseSection paused={loaded.standing.paused} view={view.clone()} notice={notice.clone()} />
                 { history_section(&loaded.history) }
             </> }
@@ -219,7 +229,8 @@ fn responsible_page() -> Html {
             </header>
             <main>
                 if let Some((ok, text)) = &*notice {
-                    <p class={if *ok { "rg-notice" } else { "error" }} role={if *ok { "status" } else { "alert" }} data-testid="rg-notice">{ text.clone() }</p>
+                    <p class={if *ok { "rg-notice" } else { "error" }} role={if *ok { "status" } else { "alert" }}
+                        data-testid="rg-notice">{ text.clone() }</p>
                 }
                 { body }
             </main>
@@ -249,8 +260,13 @@ fn registration(props: &RegistrationProps) -> Html {
             let [name, password, first_name, last_name, birth_date] = inputs.each_ref().map(input_value);
             let (error, on_done) = (error.clone(), on_done.clone());
             yew::platform::spawn_local(async move {
-                let form =
-                    super::api::Registration { name: &name, password: &password, first_name: &first_name, last_name: &last_name, birth_date: &birth_date };
+                let form = super::api::Registration {
+                    name: &name,
+                    password: &password,
+                    first_name: &first_name,
+                    last_name: &last_name,
+                    birth_date: &birth_date,
+                };
                 match super::api::register(&form).await {
                     Ok(_) => on_done.emit(()),
                     Err(e) => error.set(Some(message_fr(&e))),
@@ -259,19 +275,24 @@ fn registration(props: &RegistrationProps) -> Html {
         })
     };
     let field = |i: usize, label: &str, kind: &str, auto: &str, test: &str| {
-        html! { <label>{ label.to_owned() }<input ref={inputs[i].clone()} type={kind.to_owned()} autocomplete={auto.to_owned()} required=true data-testid={test.to_owned()} /></label> }
+        html! { <label>{ label.to_owned() }<input ref={inputs[i].clone()} type={kind.to_owned()}
+        autocomplete={auto.to_owned()} required=true data-testid={test.to_owned()} /></label> }
     };
     html! {
         <section class="rg-section" aria-labelledby="rg-register">
             <h2 id="rg-register">{ "Créer mon compte" }</h2>
-            <p class="rg-help">{ "Jouer en argent réel est réservé aux personnes majeures. Votre identité est vérifiée auprès du fichier des interdits de jeu. Vous fixerez ensuite vos limites de dépôt et de mise, avant tout dépôt et tout achat. Déjà un compte ? " }<a href="/">{ "Se connecter depuis le jeu" }</a>{ "." }</p>
+            <p class="rg-help">{ "Jouer en argent réel est réservé aux personnes majeures. Votre identité est vérifiée \
+                auprès du fichier des interdits de jeu. Vous fixerez ensuite vos limites de dépôt et de mise, avant \
+                tout dépôt et tout achat. Déjà un compte ? \
+                " }<a href="/">{ "Se connecter depuis le jeu" }</a>{ "." }</p>
             <form class="rg-register" onsubmit={on_submit} data-testid="rg-register">
                 { field(0, "Nom de joueur", "text", "username", "register-name") }
                 { field(1, "Mot de passe (8 caractères au moins)", "password", "new-password", "register-password") }
                 { field(2, "Prénom", "text", "given-name", "register-first-name") }
                 { field(3, "Nom de famille", "text", "family-name", "register-last-name") }
                 { field(4, "Date de naissance", "date", "bday", "register-birth-date") }
-                if let Some(message) = &*error { <p class="error" role="alert" data-testid="register-error">{ message.clone() }</p> }
+                if let Some(message) = &*error { <p class="error" role="alert" data-testid="register-error">{
+                    message.clone() }</p> }
                 <button class="play jouez" type="submit" data-testid="register-submit">{ "Créer mon compte" }</button>
             </form>
         </section>
@@ -286,14 +307,19 @@ fn limit_row(limit: &LimitState, act: &Act) -> Html {
         let (act, input) = (act.clone(), input.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let body = cents_typed(&input_value(&input), "Une limite").map(|amount_cents| LimitBody { flow, span, amount_cents });
+            let body = cents_typed(&input_value(&input), "Une limite").map(|amount_cents| LimitBody {
+                flow,
+                span,
+                amount_cents,
+            });
             if let (Ok(_), Some(field)) = (&body, input.cast::<HtmlInputElement>()) {
                 field.set_value("");
             }
             match body {
-                Ok(body) => {
-                    act.emit((Some(json("PUT", "/api/responsible/limits", &body)), format!("Limite de {} {} enregistrée.", flow_fr(flow), span_fr(span))))
-                }
+                Ok(body) => act.emit((
+                    Some(json("PUT", "/api/responsible/limits", &body)),
+                    format!("Limite de {} {} enregistrée.", flow_fr(flow), span_fr(span)),
+                )),
                 Err(e) => act.emit((None, e)),
             }
         })
@@ -308,7 +334,8 @@ fn limit_row(limit: &LimitState, act: &Act) -> Html {
             <label for={id.clone()}>{ span_fr(span) }</label>
             <span class="rg-now">{ limit.limit_cents.map_or_else(|| "—".to_owned(), |c| Cents(c).to_string()) }</span>
             <span class="rg-left">{ format!("utilisé {} · {left}{frees}", Cents(limit.used_cents)) }</span>
-            <input id={id.clone()} ref={input} inputmode="decimal" placeholder="nouvelle limite en €" aria-label={format!("Nouvelle limite de {} {}", flow_fr(flow), span_fr(span))} />
+            <input id={id.clone()} ref={input} inputmode="decimal" placeholder="nouvelle limite en €"
+                aria-label={format!("Nouvelle limite de {} {}", flow_fr(flow), span_fr(span))} />
             <button class="button" type="submit">{ "Enregistrer" }</button>
         </form>
     }
@@ -358,7 +385,9 @@ fn limits_section(loaded: &Loaded, act: &Act) -> Html {
     html! {
         <section class="rg-section" aria-labelledby="rg-limits">
             <h2 id="rg-limits">{ "Mes limites" }</h2>
-            <p class="rg-help">{ "Sur des périodes glissantes : une mise comptée à 10 h libère sa part de la limite à 10 h, une période plus tard. La plus basse qui s'applique l'emporte. Laisser vide pour supprimer une limite (sauf celles sur 7 jours, obligatoires)." }</p>
+            <p class="rg-help">{ "Sur des périodes glissantes : une mise comptée à 10 h libère sa part de la limite à \
+                10 h, une période plus tard. La plus basse qui s'applique l'emporte. Laisser vide pour supprimer une \
+                limite (sauf celles sur 7 jours, obligatoires)." }</p>
             { group(Flow::Deposit, "Dépôts") }
             { group(Flow::Stake, "Mises") }
         </section>
@@ -377,11 +406,16 @@ fn pending_section(pending: &[PendingRaise], act: &Act) -> Html {
                 { for pending.iter().map(|p| {
                     let to = p.amount_cents.map_or_else(|| "aucune limite".to_owned(), |c| Cents(c).to_string());
                     let on_confirm = { let act = act.clone(); let (flow, span) = (p.flow, p.span);
-                        Callback::from(move |_: MouseEvent| act.emit((Some(json("POST", "/api/responsible/limits/confirm", &LimitName { flow, span })), "Hausse confirmée.".into()))) };
+                        Callback::from(move |_: MouseEvent| act.emit((Some(json("POST",
+                            "/api/responsible/limits/confirm", &LimitName { flow, span })),
+                                "Hausse confirmée.".into()))) };
                     html! {
                         <li data-testid="rg-pending">
-                            { format!("Limite de {} {} : {to}, demandée le {} ; confirmable du {} au {}.", flow_fr(p.flow), span_fr(p.span), date_fr(p.asked_at), date_fr(p.confirmable_at), date_fr(p.lapses_at)) }
-                            <button class="button" disabled={now < p.confirmable_at} onclick={on_confirm} data-testid="rg-confirm">{ "Confirmer" }</button>
+                            { format!("Limite de {} {} : {to}, demandée le {} ; confirmable du {} au \
+                                {}.", flow_fr(p.flow), span_fr(p.span), date_fr(p.asked_at),
+                                    date_fr(p.confirmable_at), date_fr(p.lapses_at)) }
+                            <button class="button" disabled={now < p.confirmable_at} onclick={on_confirm}
+                                data-testid="rg-confirm">{ "Confirmer" }</button>
                         </li>
                     }
                 }) }
@@ -407,7 +441,8 @@ fn reality_section(minutes: u32, act: &Act) -> Html {
             <h2 id="rg-reality">{ "Point sur la session" }</h2>
             <label class="rg-inline">{ "Me rappeler mon temps de jeu et mes mises toutes les " }
                 <select onchange={on_change} data-testid="rg-reality">
-                    { for [15, 30, 60].map(|m| html! { <option value={m.to_string()} selected={m == minutes}>{ format!("{m} minutes") }</option> }) }
+                    { for [15, 30, 60].map(|m| html! { <option value={m.to_string()} selected={m == minutes}>{
+                        format!("{m} minutes") }</option> }) }
                 </select>
             </label>
         </section>
@@ -431,7 +466,10 @@ fn withdrawal_fr(w: &WithdrawalInfo) -> String {
     let decided = w.decided_at.map(date_fr).unwrap_or_default();
     match w.state.as_str() {
         "paid" => format!("{amount} — payé le {decided}"),
-        "refused" => format!("{amount} — refusé le {decided} ({}) : le montant est revenu sur votre solde", w.reason.as_deref().unwrap_or("sans motif")),
+        "refused" => format!(
+            "{amount} — refusé le {decided} ({}) : le montant est revenu sur votre solde",
+            w.reason.as_deref().unwrap_or("sans motif")
+        ),
         _ => format!("{amount} — en attente depuis le {} (déjà retiré de votre solde)", date_fr(w.asked_at)),
     }
 }
@@ -450,7 +488,8 @@ fn withdrawal_section(props: &WithdrawalProps) -> Html {
                     if let Some(field) = input.cast::<HtmlInputElement>() {
                         field.set_value("");
                     }
-                    let text = format!("Retrait de {} demandé : il sera versé après vérification.", Cents(amount_cents));
+                    let text =
+                        format!("Retrait de {} demandé : il sera versé après vérification.", Cents(amount_cents));
                     act.emit((Some(json("POST", "/api/wallet/withdrawals", &WithdrawalBody { amount_cents })), text));
                 }
                 Ok(None) => act.emit((None, "Indiquez le montant à retirer.".into())),
@@ -461,15 +500,18 @@ fn withdrawal_section(props: &WithdrawalProps) -> Html {
     html! {
         <section class="rg-section" aria-labelledby="rg-withdraw">
             <h2 id="rg-withdraw">{ "Retirer de l'argent" }</h2>
-            <p>{ "Solde disponible : " }<strong data-testid="rg-balance">{ crate::money::format_signed_cents(props.balance_cents) }</strong></p>
+            <p>{ "Solde disponible : " }<strong data-testid="rg-balance">{
+                crate::money::format_signed_cents(props.balance_cents) }</strong></p>
             <form class="rg-withdraw" onsubmit={on_submit}>
                 <label for="rg-withdraw-amount">{ "Montant (€)" }</label>
-                <input id="rg-withdraw-amount" ref={input} inputmode="decimal" placeholder="par exemple 20" data-testid="rg-withdraw-amount" />
+                <input id="rg-withdraw-amount" ref={input} inputmode="decimal" placeholder="par exemple 20"
+                    data-testid="rg-withdraw-amount" />
                 <button class="button" type="submit" data-testid="rg-withdraw">{ "Demander le retrait" }</button>
             </form>
             if !props.withdrawals.is_empty() {
                 <ul class="rg-withdrawals">
-                    { for props.withdrawals.iter().rev().map(|w| html! { <li data-testid="rg-withdrawal" data-state={w.state.clone()}>{ withdrawal_fr(w) }</li> }) }
+                    { for props.withdrawals.iter().rev().map(|w| html! { <li data-testid="rg-withdrawal"
+                        data-state={w.state.clone()}>{ withdrawal_fr(w) }</li> }) }
                 </ul>
             }
         </section>
@@ -503,7 +545,12 @@ fn pause_section(props: &PauseProps) -> Html {
             let picked = choice.cast::<HtmlSelectElement>().map(|s| s.value()).unwrap_or_default();
             let ask = match PAUSES.iter().find(|(key, _)| *key == picked) {
                 Some((_, ask)) => Some(*ask),
-                None => input_value(&days).trim().parse().ok().filter(|d| (1..=365).contains(d)).map(|d| PauseAsk::Exclusion { months: None, days: Some(d) }),
+                None => input_value(&days)
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|d| (1..=365).contains(d))
+                    .map(|d| PauseAsk::Exclusion { months: None, days: Some(d) }),
             };
             match ask {
                 Some(ask) => asked.set(Some(ask)),
@@ -531,11 +578,16 @@ fn pause_section(props: &PauseProps) -> Html {
     html! {
         <section class="rg-section" aria-labelledby="rg-pause">
             <h2 id="rg-pause">{ "Pause et auto-exclusion" }</h2>
-            <p class="rg-help">{ "Immédiate : vous êtes déconnecté partout, aucun achat ni dépôt n'est possible jusqu'à la fin, et rien ne peut la lever avant — ni vous, ni nous. Un ticket déjà acheté peut être terminé et son gain est payé." }</p>
+            <p class="rg-help">{ "Immédiate : vous êtes déconnecté partout, aucun achat ni dépôt n'est possible \
+                jusqu'à la fin, et rien ne peut la lever avant — ni vous, ni nous. Un ticket déjà acheté peut être \
+                terminé et son gain est payé." }</p>
             if let Some(ask) = *asked {
-                <div class="rg-confirm" role="alertdialog" aria-labelledby="rg-confirm-title" data-testid="rg-confirm-pause">
-                    <p id="rg-confirm-title">{ format!("Confirmez-vous {} ? Elle commence maintenant et ne pourra pas être levée avant son terme.", ask.text()) }</p>
-                    <button class="play retry" onclick={on_confirm} data-testid="rg-pause-confirm">{ "Oui, je confirme" }</button>
+                <div class="rg-confirm" role="alertdialog" aria-labelledby="rg-confirm-title"
+                    data-testid="rg-confirm-pause">
+                    <p id="rg-confirm-title">{ format!("Confirmez-vous {} ? Elle commence maintenant et ne pourra pas \
+                        être levée avant son terme.", ask.text()) }</p>
+                    <button class="play retry" onclick={on_confirm} data-testid="rg-pause-confirm">{
+                        "Oui, je confirme" }</button>
                     <button class="button" onclick={on_cancel}>{ "Annuler" }</button>
                 </div>
             } else {
@@ -551,7 +603,8 @@ fn pause_section(props: &PauseProps) -> Html {
                             <option value="exclusion-days">{ "Auto-exclusion sur mesure (jours)" }</option>
                         </select>
                     </label>
-                    <label>{ "Jours (sur mesure) " }<input ref={days} type="number" min="1" max="365" data-testid="rg-pause-days" /></label>
+                    <label>{ "Jours (sur mesure) " }<input ref={days} type="number" min="1" max="365"
+                        data-testid="rg-pause-days" /></label>
                     <button class="button" type="submit" data-testid="rg-pause-ask">{ "Continuer" }</button>
                 </form>
             }
@@ -562,7 +615,11 @@ fn pause_section(props: &PauseProps) -> Html {
 fn event_fr(e: &ResponsibleEvent) -> String {
     let flow = e.detail.get("flow").and_then(|f| f.as_str()).map(super::api::flow_fr);
     let span = e.detail.get("span").and_then(|s| s.as_str()).map(super::api::span_fr);
-    let amount = e.detail.get("limit_cents").and_then(|a| a.as_u64()).map_or_else(|| "aucune".to_owned(), |c| Cents(c).to_string());
+    let amount = e
+        .detail
+        .get("limit_cents")
+        .and_then(|a| a.as_u64())
+        .map_or_else(|| "aucune".to_owned(), |c| Cents(c).to_string());
     let limit = format!("{} {}", flow.unwrap_or(""), span.unwrap_or(""));
     let until = e.detail.get("until").and_then(|u| u.as_i64()).map(date_fr).unwrap_or_default();
     match e.kind.as_str() {
@@ -577,7 +634,10 @@ fn event_fr(e: &ResponsibleEvent) -> String {
         "closed" | "ban_file_match" => "Compte fermé (fichier des interdits de jeu)".into(),
         "reality_check_shown" => "Point sur la session affiché".into(),
         "reality_check_acknowledged" => "Point sur la session : « Continuer »".into(),
-        "reality_interval_set" => format!("Point sur la session toutes les {} minutes", e.detail.get("minutes").and_then(|m| m.as_u64()).unwrap_or(60)),
+        "reality_interval_set" => format!(
+            "Point sur la session toutes les {} minutes",
+            e.detail.get("minutes").and_then(|m| m.as_u64()).unwrap_or(60)
+        ),
         other => other.to_owned(),
     }
 }
@@ -592,7 +652,8 @@ fn history_section(history: &[ResponsibleEvent]) -> Html {
                 <table class="rg-history" data-testid="rg-history">
                     <thead><tr><th scope="col">{ "Date" }</th><th scope="col">{ "Changement" }</th></tr></thead>
                     <tbody>
-                        { for history.iter().rev().map(|e| html! { <tr><td>{ date_fr(e.at) }</td><td>{ event_fr(e) }</td></tr> }) }
+                        { for history.iter().rev().map(|e| html! { <tr><td>{ date_fr(e.at) }</td><td>{ event_fr(e)
+                            }</td></tr> }) }
                     </tbody>
                 </table>
             }

@@ -36,7 +36,8 @@ fn confetti(lot: Cents) -> Html {
         <div class="confetti" aria-hidden="true">
             { for (0..pieces).map(|i| {
                 // Spread evenly, with a pseudo-random delay and hue per piece.
-                let style = format!("left:{}%;animation-delay:{}ms;--hue:{}", (i * 37) % 100, (i * 97) % 900, (i * 53) % 360);
+                let style = format!("left:{}%;animation-delay:{}ms;--hue:{}", (i * 37) % 100, (i * 97) % 900, (i * 53)
+                    % 360);
                 html! { <i {style}></i> }
             }) }
         </div>
@@ -57,7 +58,8 @@ fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::In
     text.set_node_value(Some(&Cents::ZERO.to_string()));
     Some(gloo_timers::callback::Interval::new(33, move || {
         let t = ((js_sys::Date::now() - start) / duration).clamp(0.0, 1.0);
-        let shown = if t >= 1.0 { target } else { Cents((target.0 as f64 * (1.0 - (1.0 - t).powi(3)) / 100.0) as u64 * 100) };
+        let shown =
+            if t >= 1.0 { target } else { Cents((target.0 as f64 * (1.0 - (1.0 - t).powi(3)) / 100.0) as u64 * 100) };
         text.set_node_value(Some(&shown.to_string()));
     }))
 }
@@ -100,7 +102,8 @@ pub fn ticket_result(props: &ResultProps) -> Html {
                 <span class="result-title">{ "Pas de gain cette fois" }</span>
             }
             if let Some(mode) = props.replay {
-                <button class="replay" data-testid="replay" disabled={!props.can_buy} onclick={props.on_buy.reform(move |_: MouseEvent| Some(mode))}>{ "Rejouer" }</button>
+                <button class="replay" data-testid="replay" disabled={!props.can_buy}
+                    onclick={props.on_buy.reform(move |_: MouseEvent| Some(mode))}>{ "Rejouer" }</button>
             }
             if lot >= Cents::euros(50) && !super::scratch_zone::prefers_reduced_motion() { { confetti(lot) } }
         </div>

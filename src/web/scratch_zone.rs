@@ -13,7 +13,9 @@ use crate::rules::{Zone, serde_name};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlImageElement, KeyboardEvent, PointerEvent, ResizeObserver};
+use web_sys::{
+    CanvasRenderingContext2d, HtmlCanvasElement, HtmlImageElement, KeyboardEvent, PointerEvent, ResizeObserver,
+};
 use yew::prelude::*;
 
 /// Brush radius and grid cell, in CSS pixels.
@@ -51,7 +53,9 @@ pub fn auto_pause_ms() -> u32 {
 }
 
 pub fn prefers_reduced_motion() -> bool {
-    web_sys::window().and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten()).is_some_and(|m| m.matches())
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
+        .is_some_and(|m| m.matches())
 }
 
 fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
@@ -107,19 +111,27 @@ fn paint_foil(canvas: &HtmlCanvasElement, zone: Zone, pixel_ratio: Option<f64>) 
     }
     ctx.set_fill_style_str("#c9cdd3");
     ctx.fill_rect(0.0, 0.0, w, h);
-    let art = foil_art(zone).filter(HtmlImageElement::complete).filter(|art| ctx.draw_image_with_html_image_element_and_dw_and_dh(art, 0.0, 0.0, w, h).is_ok());
+    let art = foil_art(zone)
+        .filter(HtmlImageElement::complete)
+        .filter(|art| ctx.draw_image_with_html_image_element_and_dw_and_dh(art, 0.0, 0.0, w, h).is_ok());
     // Tests and designers' screenshots wait for the artwork: `data-foil` says which foil is drawn.
     let _ = canvas.set_attribute("data-foil", if art.is_some() { "art" } else { "plain" });
     let label = zone.label_fr();
     // The size written by JavaScript (the same shortest digits Rust would print): no float formatting
     // code of Rust's in the player's download for this one number.
-    let font =
-        |size: f64| format!("700 {}px Georgia, 'DejaVu Serif', serif", String::from(js_sys::Number::from(size).to_string_with_radix(10).unwrap_or_default()));
+    let font = |size: f64| {
+        format!(
+            "700 {}px Georgia, 'DejaVu Serif', serif",
+            String::from(js_sys::Number::from(size).to_string_with_radix(10).unwrap_or_default())
+        )
+    };
     let mut size = (h * 0.22).clamp(10.0, 17.0);
     ctx.set_font(&font(size));
     // 0.7 of the width also fits the chord of the round wheel. A zone too narrow for its label on one
     // line (the bonus card) takes it on two, and smaller only if it must.
-    let widest = |lines: &[&str]| lines.iter().filter_map(|line| ctx.measure_text(line).ok()).fold(1.0, |w: f64, m| w.max(m.width()));
+    let widest = |lines: &[&str]| {
+        lines.iter().filter_map(|line| ctx.measure_text(line).ok()).fold(1.0, |w: f64, m| w.max(m.width()))
+    };
     let mut lines = vec![label];
     if widest(&lines) > w * 1.2 {
         lines = label.split(' ').collect();
@@ -187,7 +199,9 @@ export function recordMoves(canvas, moves, frame) {
 export function followFocus() {
   const at = document.activeElement;
   if (at && at !== document.body && !at.matches(":disabled, [tabindex='-1']")) return;
-  (document.querySelector(".replay, .choose, .ticket canvas[tabindex='0']") ?? document.querySelector(".ticket"))?.focus({ preventScroll: true });
+  const next = document.querySelector(".replay, .choose, .ticket canvas[tabindex='0']")
+    ?? document.querySelector(".ticket");
+  next?.focus({ preventScroll: true });
 }
 "#)]
 extern "C" {
@@ -254,7 +268,8 @@ impl Strokes {
                     (rect.left(), rect.top(), w / rect.width().max(1.0), h / rect.height().max(1.0))
                 });
                 let at = |i: u32| moves.get(i).as_f64().unwrap_or_default();
-                let points: Vec<(f64, f64)> = (0..moves.length() / 2).map(|i| ((at(2 * i) - left) * sx, (at(2 * i + 1) - top) * sy)).collect();
+                let points: Vec<(f64, f64)> =
+                    (0..moves.length() / 2).map(|i| ((at(2 * i) - left) * sx, (at(2 * i + 1) - top) * sy)).collect();
                 moves.set_length(0);
                 let mut s = state.borrow_mut();
                 if std::mem::take(&mut st.starts) {
@@ -368,7 +383,13 @@ pub struct Scratching {
 /// uncovers it, and while it is playable takes strokes and Enter/Space; `on_reveal` hears once that the
 /// player has uncovered it.
 #[hook]
-pub fn use_scratch(zone: Zone, ticket_id: &str, scratchable: bool, revealed: bool, on_reveal: &Callback<Zone>) -> Scratching {
+pub fn use_scratch(
+    zone: Zone,
+    ticket_id: &str,
+    scratchable: bool,
+    revealed: bool,
+    on_reveal: &Callback<Zone>,
+) -> Scratching {
     let canvas_ref = use_node_ref();
     let kept = Rc::new(KeptStrokes::of(ticket_id, zone));
     // A foil half scratched before a reload comes back as it was left.
@@ -442,8 +463,10 @@ pub fn use_scratch(zone: Zone, ticket_id: &str, scratchable: bool, revealed: boo
     {
         let (canvas_ref, state) = (canvas_ref.clone(), state.clone());
         use_effect_with(enabled, move |&enabled| {
-            let listening =
-                canvas_ref.cast::<HtmlCanvasElement>().filter(|_| enabled).map(|canvas| Strokes::listen(canvas, zone, state, latest_on_reveal, kept));
+            let listening = canvas_ref
+                .cast::<HtmlCanvasElement>()
+                .filter(|_| enabled)
+                .map(|canvas| Strokes::listen(canvas, zone, state, latest_on_reveal, kept));
             move || drop(listening)
         });
     }
@@ -466,7 +489,8 @@ pub fn use_scratch(zone: Zone, ticket_id: &str, scratchable: bool, revealed: boo
 #[function_component(ScratchZone)]
 pub fn scratch_zone(props: &Props) -> Html {
     let zone = props.zone;
-    let Scratching { canvas, onkeydown, enabled } = use_scratch(zone, &props.ticket_id, props.scratchable, props.revealed, &props.on_reveal);
+    let Scratching { canvas, onkeydown, enabled } =
+        use_scratch(zone, &props.ticket_id, props.scratchable, props.revealed, &props.on_reveal);
     let slug = serde_name(zone);
     let label = if props.revealed {
         format!("{} : {}", zone.label_fr(), props.alt)
@@ -476,7 +500,8 @@ pub fn scratch_zone(props: &Props) -> Html {
         format!("Zone « {} », pas encore jouable", zone.label_fr())
     };
     html! {
-        <div class={classes!("zone", props.class.clone(), props.revealed.then_some("revealed"), enabled.then_some("scratchable"))}
+        <div class={classes!("zone", props.class.clone(), props.revealed.then_some("revealed"),
+            enabled.then_some("scratchable"))}
              data-testid={format!("zone-{slug}")} data-revealed={props.revealed.to_string()}>
             <div class="zone-content" aria-hidden={(!props.revealed).to_string()}>{ props.children.clone() }</div>
             // The zone's caption stays once its foil is gone (« grattez ici » only asks to scratch).

@@ -13,9 +13,16 @@ pub async fn check(signed: &SignedPayload<'_>) -> Result<(), PayloadError> {
     let subtle = web_sys::window().and_then(|w| w.crypto().ok()).ok_or(PayloadError::Signature)?.subtle();
     let usages = js_sys::Array::of1(&"verify".into());
     let raw = js_sys::Uint8Array::from(&public_key[..]);
-    let key = JsFuture::from(subtle.import_key_with_str("raw", &raw, "Ed25519", false, &usages).map_err(unusable)?).await.map_err(unusable)?;
+    let key = JsFuture::from(subtle.import_key_with_str("raw", &raw, "Ed25519", false, &usages).map_err(unusable)?)
+        .await
+        .map_err(unusable)?;
     let checked = subtle
-        .verify_with_str_and_u8_array_and_u8_array("Ed25519", &key.unchecked_into(), &signed.signature, signed.signing_input.as_bytes())
+        .verify_with_str_and_u8_array_and_u8_array(
+            "Ed25519",
+            &key.unchecked_into(),
+            &signed.signature,
+            signed.signing_input.as_bytes(),
+        )
         .map_err(|_| PayloadError::Signature)?;
     match JsFuture::from(checked).await.map(|valid| valid.as_bool()) {
         Ok(Some(true)) => Ok(()),

@@ -53,7 +53,9 @@ fn play(notes: &[Note], kind: OscillatorType, volume: f32) {
             let _ = gain.set_value_at_time(0.0, begin);
             let _ = gain.linear_ramp_to_value_at_time(volume, begin + 0.01);
             let _ = gain.exponential_ramp_to_value_at_time(0.0001, end);
-            let _ = oscillator.connect_with_audio_node(&envelope).and_then(|_| envelope.connect_with_audio_node(&audio.destination()));
+            let _ = oscillator
+                .connect_with_audio_node(&envelope)
+                .and_then(|_| envelope.connect_with_audio_node(&audio.destination()));
             let _ = oscillator.start_with_when(begin);
             let _ = oscillator.stop_with_when(end + 0.05);
         }

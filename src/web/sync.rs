@@ -83,7 +83,8 @@ impl Evidence for FromServer<'_> {
     }
 
     async fn commitment(&self, ticket_id: &str, emission: u32, block: u32) -> Result<(InclusionProof, String), String> {
-        let known = COMMITTED_ROOTS.with(|roots| roots.borrow().iter().find(|(b, _)| *b == (emission, block)).map(|(_, root)| root.clone()));
+        let known = COMMITTED_ROOTS
+            .with(|roots| roots.borrow().iter().find(|(b, _)| *b == (emission, block)).map(|(_, root)| root.clone()));
         let fetch_root = known.is_none();
         let root = async {
             match known {
@@ -159,7 +160,12 @@ pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
         (Err(e), _) if e.code == Some(api::ErrorCode::DemoOff) => return dispatch.dispatch(Msg::SignedOut),
         (Err(e), _) | (_, Err(e)) => return fail(&dispatch, e),
     };
-    dispatch.dispatch(Msg::Ready { balance: me.balance_cents, demo: me.demo, name: me.name.filter(|_| !me.guest), jwks: jwks.clone() });
+    dispatch.dispatch(Msg::Ready {
+        balance: me.balance_cents,
+        demo: me.demo,
+        name: me.name.filter(|_| !me.guest),
+        jwks: jwks.clone(),
+    });
     let unanswered = pending.borrow().clone();
     if let Some(purchase) = unanswered {
         return buy(dispatch, purchase, pending, Rc::new(jwks), !me.demo).await;
@@ -174,12 +180,19 @@ pub async fn start_session(dispatch: Dispatch, pending: PendingSlot) {
 
 /// A purchase, sent until the server answers it with the same key, then its ticket opened. The buy
 /// buttons stay disabled meanwhile.
-pub async fn buy(dispatch: Dispatch, purchase: PendingPurchase, pending: PendingSlot, jwks: Rc<Jwks>, real_money: bool) {
+pub async fn buy(
+    dispatch: Dispatch,
+    purchase: PendingPurchase,
+    pending: PendingSlot,
+    jwks: Rc<Jwks>,
+    real_money: bool,
+) {
     *pending.borrow_mut() = Some(purchase.clone());
     dispatch.dispatch(Msg::Pending(Some(purchase.clone())));
     dispatch.dispatch(Msg::Busy(true));
     dispatch.dispatch(Msg::Say("Achat du ticket…".into()));
-    let answered = until_answered(&dispatch, Some(PURCHASE_TRIES), || api::buy(purchase.mode.as_str(), &purchase.key)).await;
+    let answered =
+        until_answered(&dispatch, Some(PURCHASE_TRIES), || api::buy(purchase.mode.as_str(), &purchase.key)).await;
     // Unanswered after every try, the purchase stays pending: the player may send it again.
     if answered.as_ref().map_or_else(|e| !worth_retrying(e), |_| true) {
         *pending.borrow_mut() = None;
@@ -212,15 +225,16 @@ pub async fn buy(dispatch: Dispatch, purchase: PendingPurchase, pending: Pending
 pub async fn record_reveals(dispatch: &Dispatch, game: &Game) -> Option<usize> {
     // Each zone with how long ago it was uncovered: zones sent late are recorded when uncovered.
     let seconds_ago = || LocalReveals::seconds_ago(&game.ticket_id, game.revealed.len());
-    let recorded = match until_answered(dispatch, None, || api::reveal(&game.ticket_id, &game.revealed, seconds_ago())).await {
-        Ok(view) => game.revealed.iter().take_while(|z| view.revealed.contains(&z.index())).count(),
-        // Finished already (settled, another tab): it has every zone.
-        Err(e) if e.code == Some(api::ErrorCode::TicketFinished) => game.revealed.len(),
-        Err(e) => {
-            fail(dispatch, e);
-            return None;
-        }
-    };
+    let recorded =
+        match until_answered(dispatch, None, || api::reveal(&game.ticket_id, &game.revealed, seconds_ago())).await {
+            Ok(view) => game.revealed.iter().take_while(|z| view.revealed.contains(&z.index())).count(),
+            // Finished already (settled, another tab): it has every zone.
+            Err(e) if e.code == Some(api::ErrorCode::TicketFinished) => game.revealed.len(),
+            Err(e) => {
+                fail(dispatch, e);
+                return None;
+            }
+        };
     if recorded == game.revealed.len() {
         LocalReveals::recorded(&game.ticket_id, recorded);
     }

@@ -25,7 +25,8 @@ fn die(face: u8) -> Html {
 }
 
 fn throw(t: Throw, win: bool) -> Html {
-    html! { <div class={classes!("throw", win.then_some("win"))}>{ die(t.0) }<span class="plus">{ "+" }</span>{ die(t.1) }</div> }
+    html! { <div class={classes!("throw", win.then_some("win"))}>{ die(t.0) }<span class="plus">{ "+" }</span>{
+    die(t.1) }</div> }
 }
 
 const CHERRY_SVG: &str = "M12 3c3 1 6 5 7 10M12 3c-1 4-4 7-6 10";
@@ -69,7 +70,8 @@ impl Table<'_> {
     fn zone(&self, z: Zone, class: &'static str, content: Html) -> Html {
         let g = self.game;
         html! {
-            <ScratchZone zone={z} ticket_id={g.ticket_id.clone()} scratchable={g.can_scratch(z)} revealed={g.is_revealed(z)} alt={g.ticket.zone_fr(z)}
+            <ScratchZone zone={z} ticket_id={g.ticket_id.clone()} scratchable={g.can_scratch(z)}
+                revealed={g.is_revealed(z)} alt={g.ticket.zone_fr(z)}
                 on_reveal={self.on_reveal.clone()} class={classes!(class)}>{ content }</ScratchZone>
         }
     }
@@ -84,7 +86,8 @@ impl Table<'_> {
                 let repeated = |c: &Card| paid && t.poker.cards().filter(|other| other.value == c.value).count() > 1;
                 html! {
                     <div class="poker-row">
-                        { self.zone(Zone::PokerHand, "hand", html! { <div class="cards">{ for t.poker.hand.iter().map(|c| card(*c, repeated(c))) }</div> }) }
+                        { self.zone(Zone::PokerHand, "hand", html! { <div class="cards">{ for
+                            t.poker.hand.iter().map(|c| card(*c, repeated(c))) }</div> }) }
                         { self.zone(Zone::PokerBonus, "bonus-card", card(t.poker.bonus, repeated(&t.poker.bonus))) }
                     </div>
                 }
@@ -95,9 +98,11 @@ impl Table<'_> {
                 html! {
                     <div class="roulette-row">
                         { self.zone(Zone::RouletteWheel, "wheel",
-                            html! { <div class={classes!("wheel-face", wheel_wins.then_some("win"))}><span>{ t.roulette.wheel }</span></div> }) }
+                            html! { <div class={classes!("wheel-face", wheel_wins.then_some("win"))}><span>{
+                                t.roulette.wheel }</span></div> }) }
                         <div class="stakes">
-                            { for stakes.iter().zip(t.roulette.stakes).enumerate().map(|(i, (&z, s))| self.zone(z, "stake", stake(s, paid && o.roulette_stake == Some(i)))) }
+                            { for stakes.iter().zip(t.roulette.stakes).enumerate().map(|(i, (&z, s))| self.zone(z,
+                                "stake", stake(s, paid && o.roulette_stake == Some(i)))) }
                         </div>
                     </div>
                 }
@@ -107,19 +112,24 @@ impl Table<'_> {
                 html! {
                     <div class="throws">
                         { for throws.iter().zip(t.craps.throws).zip(o.craps_throws).map(|((&z, th), won)| html! {
-                            <div class="throw-slot">{ self.zone(z, "throw-zone", throw(th, paid && !won.is_zero())) }</div>
+                            <div class="throw-slot">{ self.zone(z, "throw-zone", throw(th, paid && !won.is_zero()))
+                                }</div>
                         }) }
                     </div>
                 }
             }
             Surface::Jackpot => {
-                let pays = |r: Reel| paid && (o.reels.triple() == Some(r) || (o.reels == ReelsWin::OneCherry && r == Reel::Cherry));
+                let pays = |r: Reel| {
+                    paid && (o.reels.triple() == Some(r) || (o.reels == ReelsWin::OneCherry && r == Reel::Cherry))
+                };
                 let tray = t.jackpot.tray.short();
                 html! {
                     <div class="slot-machine">
-                        { self.zone(Zone::JackpotReels, "reels", html! { <div class="reel-row">{ for t.jackpot.reels.iter().map(|&r| reel(r, pays(r))) }</div> }) }
+                        { self.zone(Zone::JackpotReels, "reels", html! { <div class="reel-row">{ for
+                            t.jackpot.reels.iter().map(|&r| reel(r, pays(r))) }</div> }) }
                         { self.zone(Zone::JackpotTray, "tray", html! {
-                            <div class={classes!("coins", (paid && !o.tray.is_zero()).then_some("win"))}><span>{ tray }</span></div>
+                            <div class={classes!("coins", (paid && !o.tray.is_zero()).then_some("win"))}><span>{ tray
+                                }</span></div>
                         }) }
                     </div>
                 }
@@ -132,25 +142,31 @@ impl Table<'_> {
         let g = self.game;
         // « Jouez » marks the surface the player chose; « Auto » has no first surface to mark.
         let first = g.mode == Mode::Jouez && g.first_surface() == Some(s);
-        let locked = g.mode == Mode::Jouez && !g.needs_choice() && s.zones().all(|z| !g.can_scratch(z) && !g.is_revealed(z));
+        let locked =
+            g.mode == Mode::Jouez && !g.needs_choice() && s.zones().all(|z| !g.can_scratch(z) && !g.is_revealed(z));
         let slug = serde_name(s);
         let result = match g.shown_win(s) {
-            Some(w) if !w.is_zero() => html! { <p class="surface-win won" data-testid={format!("win-{slug}")}>{ format!("Gagné : {w}") }</p> },
+            Some(w) if !w.is_zero() => {
+                html! { <p class="surface-win won" data-testid={format!("win-{slug}")}>{ format!("Gagné : {w}") }</p> }
+            }
             Some(_) => html! { <p class="surface-win" data-testid={format!("win-{slug}")}>{ "Perdu" }</p> },
             None => html! { <p class="surface-win pending">{ "\u{a0}" }</p> },
         };
         let choose = g.needs_choice().then(|| {
             let on_choose = self.on_choose.clone();
             html! {
-                <button class="choose" data-testid={format!("choose-{slug}")} onclick={Callback::from(move |_| on_choose.emit(s))}>
+                <button class="choose" data-testid={format!("choose-{slug}")} onclick={Callback::from(move |_|
+                    on_choose.emit(s))}>
                     { format!("Commencer par {}", s.name_fr()) }
                 </button>
             }
         });
         html! {
-            <section class={classes!("surface", slug.clone(), first.then_some("first"), locked.then_some("locked"), in_view.then_some("in-view"))}
+            <section class={classes!("surface", slug.clone(), first.then_some("first"), locked.then_some("locked"),
+                in_view.then_some("in-view"))}
                      data-testid={format!("surface-{slug}")} data-locked={locked.to_string()}
-                     aria-label={if locked { format!("{} (verrouillée : finissez d'abord la première surface)", s.name_fr()) } else { s.name_fr().to_owned() }}>
+                     aria-label={if locked { format!("{} (verrouillée : finissez d'abord la première \
+                         surface)", s.name_fr()) } else { s.name_fr().to_owned() }}>
                 <h2>{ s.name_fr() }</h2>
                 { self.zones(s) }
                 { result }
@@ -198,7 +214,8 @@ pub fn ticket_card(props: &Props) -> Html {
             None => "\u{a0}".into(),
         };
         html! {
-            <button class="tab" data-testid={format!("tab-{slug}")} aria-pressed={(s == in_view).to_string()} onclick={Callback::from(move |_| picked.set(Some(s)))}>
+            <button class="tab" data-testid={format!("tab-{slug}")} aria-pressed={(s == in_view).to_string()}
+                onclick={Callback::from(move |_| picked.set(Some(s)))}>
                 { s.name_fr() }<span class="tab-result">{ result }</span>
             </button>
         }
@@ -206,7 +223,8 @@ pub fn ticket_card(props: &Props) -> Html {
     html! {
         <article class="ticket" tabindex="-1" data-testid="ticket" data-ticket-id={g.ticket_id.clone()}>
             { ticket_head(g) }
-            if g.needs_choice() { <p class="hint" data-testid="choose-hint">{ "Choisissez la surface par laquelle commencer." }</p> }
+            if g.needs_choice() { <p class="hint" data-testid="choose-hint">{ "Choisissez la surface par laquelle \
+                commencer." }</p> }
             <nav class="surface-tabs" aria-label="Surfaces du ticket">{ for Surface::ALL.map(tab) }</nav>
             <div class="surfaces">
                 { for Surface::ALL.map(|s| table.surface(s, s == in_view)) }

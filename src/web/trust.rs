@@ -23,7 +23,12 @@ pub trait Evidence {
 }
 
 /// Verifies a ticket and turns it into a game where it was left; the French refusal otherwise.
-pub async fn open_ticket(view: &TicketView, jwks: &Jwks, real_money: bool, evidence: &impl Evidence) -> Result<Game, String> {
+pub async fn open_ticket(
+    view: &TicketView,
+    jwks: &Jwks,
+    real_money: bool,
+    evidence: &impl Evidence,
+) -> Result<Game, String> {
     let verified = match verify(view, jwks).await {
         Err(PayloadError::UnknownKey(kid)) => match evidence.fresh_keys().await {
             Some(fresh) => verify(view, &fresh).await,

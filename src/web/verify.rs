@@ -62,7 +62,12 @@ impl Request {
     /// From `#e=1&b=1&t=42`, or `#t=E1-B1-0000042` (a printed serial names its block).
     fn from_hash() -> Option<Request> {
         let hash = web_sys::window()?.location().hash().ok()?;
-        let field = |name: &str| hash.trim_start_matches('#').split('&').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')).map(str::to_owned);
+        let field = |name: &str| {
+            hash.trim_start_matches('#')
+                .split('&')
+                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                .map(str::to_owned)
+        };
         if let Some(serial) = field("t").and_then(|t| t.parse::<Serial>().ok()) {
             return Some(Request { emission: serial.emission, block: serial.block, ticket: Some(serial.index) });
         }
@@ -83,7 +88,11 @@ fn verify_page() -> Html {
     let (emission, block, index) = (use_node_ref(), use_node_ref(), use_node_ref());
     // What the player typed in the ticket field, kept over the page's renders (a typo stays there to
     // be corrected).
-    let typed = use_state(|| asked.and_then(|a| a.ticket.map(|t| Serial { emission: a.emission, block: a.block, index: t }.to_string())).unwrap_or_default());
+    let typed = use_state(|| {
+        asked
+            .and_then(|a| a.ticket.map(|t| Serial { emission: a.emission, block: a.block, index: t }.to_string()))
+            .unwrap_or_default()
+    });
     let on_type = {
         let typed = typed.clone();
         Callback::from(move |e: InputEvent| typed.set(e.target_unchecked_into::<HtmlInputElement>().value()))
@@ -115,7 +124,10 @@ fn verify_page() -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let value = |input: &NodeRef| input.cast::<HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
-            let (Ok(emission_asked), Ok(block_asked)) = (value(&emission).trim().parse(), value(&block).trim().parse()) else { return };
+            let (Ok(emission_asked), Ok(block_asked)) = (value(&emission).trim().parse(), value(&block).trim().parse())
+            else {
+                return;
+            };
             let typed = value(&index).trim().to_owned();
             let request = if typed.is_empty() {
                 Request { emission: emission_asked, block: block_asked, ticket: None }
@@ -145,16 +157,26 @@ fn verify_page() -> Html {
                 <a class="link" href="/">{ "Retour au jeu" }</a>
             </header>
             <section class="verify-intro">
-                <p>{ "Avant sa première vente, chaque bloc de 1 500 000 tickets publie son engagement : une empreinte (racine de Merkle) de tous ses tickets. Le jeu vérifie chaque ticket acheté contre elle avant de l'afficher." }</p>
-                <p>{ "Une fois le bloc vendu, sa graine est publiée : cette page recalcule alors, dans votre navigateur, n'importe quel ticket, puis le bloc entier, sa table des gains et son empreinte." }</p>
+                <p>{ "Avant sa première vente, chaque bloc de 1 500 000 tickets publie son engagement : une empreinte \
+                    (racine de Merkle) de tous ses tickets. Le jeu vérifie chaque ticket acheté contre elle avant de \
+                        l'afficher." }</p>
+                <p>{ "Une fois le bloc vendu, sa graine est publiée : cette page recalcule alors, dans votre \
+                    navigateur, n'importe quel ticket, puis le bloc entier, sa table des gains et son empreinte." }</p>
             </section>
             <form class="verify-form" onsubmit={on_submit} data-testid="verify-form">
-                <label>{ "Émission" }<input ref={emission} type="number" min="0" required=true value={asked.emission.to_string()} data-testid="verify-emission" /></label>
-                <label>{ "Bloc" }<input ref={block} type="number" min="1" required=true value={asked.block.to_string()} data-testid="verify-block" /></label>
-                <label>{ "Ticket (facultatif) : son numéro imprimé" }<input ref={index} type="text" autocomplete="off" spellcheck="false" placeholder="E1-B1-0000005" value={(*typed).clone()} oninput={on_type} data-testid="verify-ticket" /></label>
-                <button class="play jouez" type="submit" disabled={busy} data-testid="verify-run">{ "Vérifier" }</button>
+                <label>{ "Émission" }<input ref={emission} type="number" min="0" required=true
+                    value={asked.emission.to_string()} data-testid="verify-emission" /></label>
+                <label>{ "Bloc" }<input ref={block} type="number" min="1" required=true
+                    value={asked.block.to_string()} data-testid="verify-block" /></label>
+                <label>{ "Ticket (facultatif) : son numéro \
+                    imprimé" }<input ref={index} type="text" autocomplete="off" spellcheck="false"
+                        placeholder="E1-B1-0000005" value={(*typed).clone()} oninput={on_type}
+                            data-testid="verify-ticket" /></label>
+                <button class="play jouez" type="submit" disabled={busy} data-testid="verify-run">{ "Vérifier"
+                    }</button>
             </form>
-            <p class="verify-status" role="status" aria-live="polite" data-testid="verify-status">{ status_line(&status) }</p>
+            <p class="verify-status" role="status" aria-live="polite" data-testid="verify-status">{
+                status_line(&status) }</p>
             if let Status::Verified(report) = &*status { { prize_lines(report) } }
             if let Some(game) = &*ticket {
                 <TicketCard game={(**game).clone()} on_reveal={Callback::noop()} on_choose={Callback::noop()} />
@@ -168,12 +190,20 @@ fn status_line(status: &Status) -> Html {
     let text = match status {
         Status::Idle => String::new(),
         Status::Reading => "Lecture du bloc publié…".into(),
-        Status::Open { root, own } => format!("{own}Ce bloc est encore en vente : sa graine sera publiée à sa clôture. Son empreinte publiée : {root}."),
+        Status::Open { root, own } => format!(
+            "{own}Ce bloc est encore en vente : sa graine sera publiée à sa clôture. Son empreinte publiée : {root}."
+        ),
         Status::Progress { done, of } => {
-            format!("Recalcul du bloc depuis sa graine : {} % ({} tickets sur {})…", done * 100 / of.max(&1), group(*done), group(*of))
+            format!(
+                "Recalcul du bloc depuis sa graine : {} % ({} tickets sur {})…",
+                done * 100 / of.max(&1),
+                group(*done),
+                group(*of)
+            )
         }
         Status::Verified(report) => format!(
-            "Bloc vérifié : {} tickets recalculés depuis la graine, table des gains conforme au règlement, empreinte identique à l'engagement ({}).",
+            "Bloc vérifié : {} tickets recalculés depuis la graine, table des gains conforme au règlement, empreinte \
+                identique à l'engagement ({}).",
             group(report.tickets as usize),
             hex(&report.root)
         ),
@@ -182,7 +212,8 @@ fn status_line(status: &Status) -> Html {
         Status::Unreadable(typed) => {
             return html! {
                 <>
-                    { format!("« {typed} » n'est pas un numéro de ticket : saisissez celui imprimé sur le ticket (par exemple ") }
+                    { format!("« {typed} » n'est pas un numéro de ticket : saisissez celui imprimé sur le ticket (par \
+                        exemple ") }
                     <span class="serial-example">{ "E1-B1-0000005" }</span>
                     { "), ou son rang dans le bloc." }
                 </>
@@ -201,23 +232,37 @@ fn prize_lines(report: &AuditReport) -> Html {
         <table class="verify-prizes" data-testid="verify-prizes">
             <thead><tr><th>{ "Gain" }</th><th>{ "Tickets" }</th></tr></thead>
             <tbody>
-                { for report.counts.iter().rev().map(|(lot, count)| html! { <tr><td>{ lot.to_string() }</td><td>{ group(*count as usize) }</td></tr> }) }
+                { for report.counts.iter().rev().map(|(lot, count)| html! { <tr><td>{ lot.to_string() }</td><td>{
+                    group(*count as usize) }</td></tr> }) }
             </tbody>
         </table>
     }
 }
 
-async fn verify(request: Request, status: &UseStateHandle<Status>, ticket: &UseStateHandle<Option<Rc<Game>>>) -> Result<(), String> {
+async fn verify(
+    request: Request,
+    status: &UseStateHandle<Status>,
+    ticket: &UseStateHandle<Option<Rc<Game>>>,
+) -> Result<(), String> {
     let url = format!("/api/blocks/{}/{}", request.emission, request.block);
-    let answer = gloo_net::http::Request::get(&url).send().await.map_err(|e| format!("le serveur ne répond pas ({e})"))?;
+    let answer =
+        gloo_net::http::Request::get(&url).send().await.map_err(|e| format!("le serveur ne répond pas ({e})"))?;
     if answer.status() == 404 {
         return Err(format!("aucun bloc E{}-B{}", request.emission, request.block));
     }
     let text = answer.text().await.map_err(|e| e.to_string())?;
-    let published: PublishedBlock = crate::json::from_str(&text).map_err(|e| format!("le document du bloc est illisible ({e})"))?;
+    let published: PublishedBlock =
+        crate::json::from_str(&text).map_err(|e| format!("le document du bloc est illisible ({e})"))?;
     if published.seed.is_none() {
         let own = match request.ticket {
-            Some(index) => own_ticket_included(Serial { emission: request.emission, block: request.block, index }, &published.root, ticket).await,
+            Some(index) => {
+                own_ticket_included(
+                    Serial { emission: request.emission, block: request.block, index },
+                    &published.root,
+                    ticket,
+                )
+                .await
+            }
             None => String::new(),
         };
         status.set(Status::Open { root: published.root, own });
@@ -265,7 +310,12 @@ impl Evidence for PublishedRoot {
         api::jwks().await.ok()
     }
 
-    async fn commitment(&self, ticket_id: &str, _emission: u32, _block: u32) -> Result<(InclusionProof, String), String> {
+    async fn commitment(
+        &self,
+        ticket_id: &str,
+        _emission: u32,
+        _block: u32,
+    ) -> Result<(InclusionProof, String), String> {
         let proof = api::proof(ticket_id).await.map_err(|e| e.message_fr())?;
         self.siblings.set(proof.path.len());
         Ok((proof, self.root.clone()))
@@ -293,7 +343,8 @@ async fn own_ticket_included(serial: Serial, root: &str, ticket: &UseStateHandle
     let serial = serial.to_string();
     let Some(view) = own_ticket(&serial).await else {
         return format!(
-            "Le ticket {serial} n'est pas parmi les vôtres dans ce navigateur : ouvrez le jeu avec le compte qui l'a acheté, puis revenez ici pour vérifier sa place dans le bloc. "
+            "Le ticket {serial} n'est pas parmi les vôtres dans ce navigateur : ouvrez le jeu avec le compte qui l'a \
+                acheté, puis revenez ici pour vérifier sa place dans le bloc. "
         );
     };
     let evidence = PublishedRoot { root: root.to_owned(), siblings: Cell::new(0) };
@@ -308,7 +359,11 @@ async fn own_ticket_included(serial: Serial, root: &str, ticket: &UseStateHandle
                 ticket.set(Some(Rc::new(game)));
             }
             format!(
-                "Votre ticket {serial}{lot} fait bien partie de ce bloc. Votre navigateur a vérifié sa signature, recalculé son empreinte à partir de ses symboles et de son gain, puis l'a combinée une à une aux {} empreintes voisines fournies par le serveur : il retrouve exactement l'empreinte que le bloc a publiée avant sa première vente. Ce ticket était donc fixé avant votre achat, et personne n'a pu le changer depuis. ",
+                "Votre ticket {serial}{lot} fait bien partie de ce bloc. Votre navigateur a vérifié sa signature, \
+                    recalculé son empreinte à partir de ses symboles et de son gain, puis l'a combinée une à une aux \
+                    {} empreintes voisines fournies par le serveur : il retrouve exactement l'empreinte que le bloc a \
+                    publiée avant sa première vente. Ce ticket était donc fixé avant votre achat, et personne n'a pu \
+                    le changer depuis. ",
                 evidence.siblings.get()
             )
         }

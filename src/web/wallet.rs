@@ -23,9 +23,11 @@ pub fn wallet(balance: Option<i64>, demo: bool, dispatch: &Dispatch) -> Html {
     html! {
         <div class="wallet">
             <span class="wallet-label">{ "Solde" }</span>
-            <span class="balance" data-testid="balance">{ balance.map_or_else(|| "—".to_owned(), format_signed_cents) }</span>
+            <span class="balance" data-testid="balance">{ balance.map_or_else(|| "—".to_owned(), format_signed_cents)
+                }</span>
             if demo {
-                <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de démonstration">{ "+ 50 € démo" }</button>
+                <button class="link" data-testid="top-up" onclick={on_top_up} title="Ajouter 50 € de \
+                    démonstration">{ "+ 50 € démo" }</button>
             }
         </div>
     }

@@ -38,22 +38,42 @@ impl Server {
         let secret = self.add_staff(name, role).await;
         let code = staff::code_at(&secret, Clock::system().now()).unwrap();
         let (http, answer) = self.sign_in_with(name, PASSWORD, &code).await;
-        assert_eq!((answer.status(), answer.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/blocs"));
+        assert_eq!(
+            (answer.status(), answer.headers()["location"].to_str().unwrap()),
+            (StatusCode::SEE_OTHER, "/blocs")
+        );
         let cookie = answer.headers()["set-cookie"].to_str().unwrap();
-        assert!(cookie.starts_with("vegas_staff=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        assert!(
+            cookie.starts_with("vegas_staff=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+            "{cookie}"
+        );
         Member { http, actor: format!("staff:{name}") }
     }
 
     /// A real-money player with both 7-day limits set, `euros` deposited, and a session.
     async fn real_player(&self, id: &str, euros: u64) -> Player {
         let now = Clock::system().now();
-        let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: false, identity: None, opening_credit: None };
+        let new = NewPlayer {
+            id: id.into(),
+            name: None,
+            password_hash: None,
+            guest: false,
+            identity: None,
+            opening_credit: None,
+        };
         self.store.create_player(new, now).await.unwrap();
         for flow in [Flow::Stake, Flow::Deposit] {
             self.store.change_limit(id, flow, Span::Week, Some(Cents::euros(5_000)), now).await.unwrap();
         }
         if euros > 0 {
-            self.store.credit(id, Credit { funding: Funding::Cash, amount: Cents::euros(euros), reason: "virement".into() }, now).await.unwrap();
+            self.store
+                .credit(
+                    id,
+                    Credit { funding: Funding::Cash, amount: Cents::euros(euros), reason: "virement".into() },
+                    now,
+                )
+                .await
+                .unwrap();
         }
         let token = format!("token-of-{id}");
         let hash = vegas::block::hex(&sha2::Sha256::digest(token.as_bytes()));
@@ -97,8 +117,19 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
     let mut withdrawals = Vec::new();
     let mut adjustments = Vec::new();
     for _ in Role::ALL {
-        withdrawals.push(s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 100 }))).await.1["withdrawal"]["id"].as_i64().unwrap());
-        adjustments.push(office.adjust("p-roles", 200_000, "correction", "staff:someone", Cents::euros(1_000), Clock::system().now()).await.unwrap().id);
+        withdrawals.push(
+            s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 100 }))).await.1["withdrawal"]
+                ["id"]
+                .as_i64()
+                .unwrap(),
+        );
+        adjustments.push(
+            office
+                .adjust("p-roles", 200_000, "correction", "staff:someone", Cents::euros(1_000), Clock::system().now())
+                .await
+                .unwrap()
+                .id,
+        );
     }
     for (i, (role, m)) in members.iter().enumerate() {
         let (w, a) = (withdrawals[i].to_string(), adjustments[i].to_string());
@@ -111,14 +142,39 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
             (Power::ReadAudit, M::GET, "/journal".into(), vec![]),
             (Power::ReadMoney, M::GET, "/rapports".into(), vec![]),
             (Power::ReadMoney, M::GET, "/rapports/engagements?format=csv".into(), vec![]),
-            (Power::Suspend, M::POST, "/joueurs/p-roles/suspension".into(), vec![("action", "suspendre"), ("reason", "vérification")]),
-            (Power::Suspend, M::POST, "/joueurs/p-roles/suspension".into(), vec![("action", "retablir"), ("reason", "vérifié")]),
-            (Power::MoveMoney, M::POST, "/joueurs/p-roles/ajustement".into(), vec![("direction", "credit"), ("amount", "1"), ("reason", "geste")]),
-            (Power::MoveMoney, M::POST, format!("/retraits/{w}"), vec![("decision", "payer"), ("reason", "virement 42")]),
+            (
+                Power::Suspend,
+                M::POST,
+                "/joueurs/p-roles/suspension".into(),
+                vec![("action", "suspendre"), ("reason", "vérification")],
+            ),
+            (
+                Power::Suspend,
+                M::POST,
+                "/joueurs/p-roles/suspension".into(),
+                vec![("action", "retablir"), ("reason", "vérifié")],
+            ),
+            (
+                Power::MoveMoney,
+                M::POST,
+                "/joueurs/p-roles/ajustement".into(),
+                vec![("direction", "credit"), ("amount", "1"), ("reason", "geste")],
+            ),
+            (
+                Power::MoveMoney,
+                M::POST,
+                format!("/retraits/{w}"),
+                vec![("decision", "payer"), ("reason", "virement 42")],
+            ),
             (Power::MoveMoney, M::POST, format!("/ajustements/{a}"), vec![("decision", "approuver")]),
             (Power::ManageBlocks, M::POST, "/blocs/1/2/retrait".into(), vec![("reason", "défaut")]),
             (Power::ManageStaff, M::GET, "/personnel".into(), vec![]),
-            (Power::ManageStaff, M::POST, "/personnel/m-support/role".into(), vec![("role", "support"), ("reason", "inchangé")]),
+            (
+                Power::ManageStaff,
+                M::POST,
+                "/personnel/m-support/role".into(),
+                vec![("role", "support"), ("reason", "inchangé")],
+            ),
             (Power::MoveMoney, M::POST, "/joueurs/p-close/fermeture".into(), vec![("reason", "demande du joueur")]),
         ];
         for (power, method, path, form) in tries {
@@ -126,7 +182,10 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
             let allowed = staff::may(*role, power);
             assert_eq!(status == StatusCode::FORBIDDEN, !allowed, "{role:?} {method} {path}: {status}");
             if allowed {
-                assert!(status == StatusCode::OK || status == StatusCode::SEE_OTHER, "{role:?} {method} {path}: {status}");
+                assert!(
+                    status == StatusCode::OK || status == StatusCode::SEE_OTHER,
+                    "{role:?} {method} {path}: {status}"
+                );
             }
         }
     }
@@ -134,7 +193,10 @@ async fn each_role_is_refused_what_it_may_not_do_and_its_refusals_change_nothing
     let log = office.audit_log(0, 1_000).await.unwrap();
     let by = |actor: &str| log.iter().filter(|e| e.actor == actor).map(|e| e.action.as_str()).collect::<Vec<_>>();
     assert_eq!(by("staff:m-support"), ["player_suspended", "player_restored"]);
-    assert_eq!(by("staff:m-finance"), ["adjustment_applied", "withdrawal_paid", "adjustment_approved", "account_closed"]);
+    assert_eq!(
+        by("staff:m-finance"),
+        ["adjustment_applied", "withdrawal_paid", "adjustment_approved", "account_closed"]
+    );
     assert_eq!(by("staff:m-admin"), ["block_withdrawn"]);
     assert_eq!(by("staff:m-auditor"), Vec::<&str>::new());
     assert_eq!(office.verify_audit_log().await.unwrap(), Ok(log.len() as i64));
@@ -146,7 +208,13 @@ async fn a_member_cannot_approve_their_own_adjustment_above_the_threshold() {
     let s = server_with(real_money, Clock::system()).await;
     let (ann, bob) = (s.member("ann", Role::Finance).await, s.member("bob", Role::Finance).await);
     let p = s.real_player("p-four-eyes", 10).await;
-    let (status, to) = ann.post(&s, "/joueurs/p-four-eyes/ajustement", &[("direction", "credit"), ("amount", "1500"), ("reason", "erreur de gain")]).await;
+    let (status, to) = ann
+        .post(
+            &s,
+            "/joueurs/p-four-eyes/ajustement",
+            &[("direction", "credit"), ("amount", "1500"), ("reason", "erreur de gain")],
+        )
+        .await;
     assert_eq!((status, to.as_str()), (StatusCode::SEE_OTHER, "/joueurs/p-four-eyes?fait=ajustement-en-attente"));
     assert_eq!(s.balance(&p).await, 1_000, "nothing moves before a second member approves");
     let pending = s.store.adjustments(None, Some("p-four-eyes"), 10).await.unwrap();
@@ -161,7 +229,12 @@ async fn a_member_cannot_approve_their_own_adjustment_above_the_threshold() {
     let log = s.store.audit_log(0, 100).await.unwrap();
     assert_eq!(
         log.iter().map(|e| (e.actor.as_str(), e.action.as_str())).collect::<Vec<_>>(),
-        [("cli:test", "staff_added"), ("cli:test", "staff_added"), (ann.actor.as_str(), "adjustment_asked"), (bob.actor.as_str(), "adjustment_approved")]
+        [
+            ("cli:test", "staff_added"),
+            ("cli:test", "staff_added"),
+            (ann.actor.as_str(), "adjustment_asked"),
+            (bob.actor.as_str(), "adjustment_approved")
+        ]
     );
     s.ledger_check().await;
 }
@@ -183,13 +256,19 @@ async fn a_wrong_totp_code_is_refused_and_sign_ins_are_rate_limited() {
     for _ in 0..4 {
         statuses.push(s.sign_in_with("cat", PASSWORD, &wrong).await.1.status());
     }
-    assert_eq!(statuses, [StatusCode::UNAUTHORIZED, StatusCode::UNAUTHORIZED, StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS]);
+    assert_eq!(
+        statuses,
+        [StatusCode::UNAUTHORIZED, StatusCode::UNAUTHORIZED, StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS]
+    );
     let (_, answer) = s.sign_in_with("cat", PASSWORD, &right).await;
     assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS, "locked out for a while, even with the right code");
     // Not signed in: every page leads to the sign-in.
     let anonymous = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
     let answer = anonymous.get(format!("{}/joueurs", s.admin)).send().await.unwrap();
-    assert_eq!((answer.status(), answer.headers()["location"].to_str().unwrap()), (StatusCode::SEE_OTHER, "/connexion"));
+    assert_eq!(
+        (answer.status(), answer.headers()["location"].to_str().unwrap()),
+        (StatusCode::SEE_OTHER, "/connexion")
+    );
     // The players' address serves no back office.
     let players_side = s.text("/connexion").await;
     assert!(!players_side.contains("back office"), "{players_side}");
@@ -203,18 +282,24 @@ async fn a_suspended_players_next_purchase_is_refused() {
     let (status, bought) = s.buy(&p, "auto", "k1").await;
     assert_eq!(status, StatusCode::CREATED);
     // The ticket as the game recalls it: its twelve zones, each with its symbols in words.
-    let (status, recall) = support.get(&s, &format!("/joueurs/p-suspend/billets/{}", bought["ticket"]["id"].as_str().unwrap())).await;
+    let (status, recall) =
+        support.get(&s, &format!("/joueurs/p-suspend/billets/{}", bought["ticket"]["id"].as_str().unwrap())).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(recall.matches("data-testid=\"ticket-zone\"").count(), 12, "{recall}");
     assert!(recall.contains("numéro ") && recall.contains(" + ") && recall.contains("carte bonus"), "{recall}");
     assert_eq!(support.get(&s, "/joueurs/p-suspend/billets/t-none").await.0, StatusCode::NOT_FOUND);
-    let (status, to) = support.post(&s, "/joueurs/p-suspend/suspension", &[("action", "suspendre"), ("reason", "usurpation d'identité")]).await;
+    let (status, to) = support
+        .post(&s, "/joueurs/p-suspend/suspension", &[("action", "suspendre"), ("reason", "usurpation d'identité")])
+        .await;
     assert_eq!((status, to.as_str()), (StatusCode::SEE_OTHER, "/joueurs/p-suspend?fait=suspendu"));
     let (status, body) = s.buy(&p, "auto", "k2").await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("suspended")), "{body}");
     let (_, page) = support.get(&s, "/joueurs/p-suspend").await;
     assert!(page.contains("suspendu") && page.contains("data-testid=\"restore\""), "{page}");
-    assert!(page.contains("Sessions ouvertes") && page.contains("depuis le "), "the player's open session is shown: {page}");
+    assert!(
+        page.contains("Sessions ouvertes") && page.contains("depuis le "),
+        "the player's open session is shown: {page}"
+    );
     assert_eq!(
         support.post(&s, "/joueurs/p-suspend/suspension", &[("action", "suspendre"), ("reason", "")]).await.0,
         StatusCode::BAD_REQUEST,
@@ -228,20 +313,32 @@ async fn a_withdrawal_asked_in_the_game_is_paid_by_finance_and_the_player_sees_i
     let finance = s.member("eve", Role::Finance).await;
     let p = s.real_player("p-payout", 30).await;
     let (status, body) = s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 2_500 }))).await;
-    assert_eq!((status, body["balance_cents"].as_i64(), body["withdrawal"]["state"].as_str()), (StatusCode::OK, Some(500), Some("pending")), "{body}");
+    assert_eq!(
+        (status, body["balance_cents"].as_i64(), body["withdrawal"]["state"].as_str()),
+        (StatusCode::OK, Some(500), Some("pending")),
+        "{body}"
+    );
     let (status, body) = s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 600 }))).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("overdraft")), "{body}");
     let (_, page) = finance.get(&s, "/retraits").await;
     assert!(page.contains("25,00") && page.contains("p-payout"), "{page}");
     let id = body_id(&s, &p).await;
-    assert_eq!(finance.post(&s, &format!("/retraits/{id}"), &[("decision", "payer"), ("reason", "virement VIR-0042")]).await.0, StatusCode::SEE_OTHER);
+    assert_eq!(
+        finance.post(&s, &format!("/retraits/{id}"), &[("decision", "payer"), ("reason", "virement VIR-0042")]).await.0,
+        StatusCode::SEE_OTHER
+    );
     let (_, mine) = s.call(&p, M::GET, "/api/wallet/withdrawals", None).await;
-    assert_eq!((mine[0]["state"].as_str(), mine[0]["reason"].as_str()), (Some("paid"), Some("virement VIR-0042")), "{mine}");
+    assert_eq!(
+        (mine[0]["state"].as_str(), mine[0]["reason"].as_str()),
+        (Some("paid"), Some("virement VIR-0042")),
+        "{mine}"
+    );
     let report = s.ledger_check().await;
     assert!(report.blocks.iter().all(|b| b.stakes_balance == 0));
     let demo = default_server().await;
     let guest = demo.guest().await;
-    let (status, body) = demo.call(&guest, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 100 }))).await;
+    let (status, body) =
+        demo.call(&guest, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 100 }))).await;
     assert_eq!((status, body["error"].as_str()), (StatusCode::CONFLICT, Some("demo_money")), "{body}");
 }
 
@@ -257,9 +354,15 @@ async fn reports_say_what_they_are_on_screen_and_as_csv_and_say_when_nothing_hap
     assert_eq!(s.buy(&p, "auto", "k1").await.0, StatusCode::CREATED);
     s.call(&p, M::POST, "/api/wallet/withdrawals", Some(json!({ "amount_cents": 1_000 }))).await;
     let today = vegas::server::dates::iso_day(Clock::system().now());
-    let answer = auditor.http.get(format!("{}/rapports/journalier?jour={today}&format=csv", s.admin)).send().await.unwrap();
+    let answer =
+        auditor.http.get(format!("{}/rapports/journalier?jour={today}&format=csv", s.admin)).send().await.unwrap();
     assert_eq!(answer.headers()["content-type"], "text/csv; charset=utf-8");
-    assert!(answer.headers()["content-disposition"].to_str().unwrap().starts_with("attachment; filename=\"vegas-journalier-"));
+    assert!(
+        answer.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment; filename=\"vegas-journalier-")
+    );
     let csv = answer.text().await.unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "rapport;Résumé journalier des comptes joueurs");
@@ -268,10 +371,21 @@ async fn reports_say_what_they_are_on_screen_and_as_csv_and_say_when_nothing_hap
     assert_eq!(lines[5], "joueur;nom;ouverture;dépôts;démo;mises;gains;retraits;ajustements;clôture;équilibré");
     let row = lines.iter().find(|l| l.starts_with("p-report;")).unwrap_or_else(|| panic!("{csv}"));
     let balance = s.balance(&p).await;
-    assert_eq!(*row, format!("p-report;(invité);0,00;50,00;0,00;3,00;{};10,00;0,00;{},{:02};oui", cents_csv(balance - 3_700), balance / 100, balance % 100));
+    assert_eq!(
+        *row,
+        format!(
+            "p-report;(invité);0,00;50,00;0,00;3,00;{};10,00;0,00;{},{:02};oui",
+            cents_csv(balance - 3_700),
+            balance / 100,
+            balance % 100
+        )
+    );
     let (status, page) = auditor.get(&s, "/rapports/journalier?jour=2020-01-01").await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("Aucune activité.") && page.contains("2020-01-01 (00:00 à 24:00 UTC)") && page.contains("vegas "), "{page}");
+    assert!(
+        page.contains("Aucune activité.") && page.contains("2020-01-01 (00:00 à 24:00 UTC)") && page.contains("vegas "),
+        "{page}"
+    );
     let csv = auditor.get(&s, "/rapports/journalier?jour=2020-01-01&format=csv").await.1;
     assert!(csv.contains("\naucune activité\n"), "{csv}");
     let (_, liabilities) = auditor.get(&s, "/rapports/engagements").await;

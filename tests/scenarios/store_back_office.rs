@@ -9,17 +9,37 @@ const THRESHOLD: Cents = Cents(100_000);
 
 /// A real-money player with `euros` deposited (its 7-day limits set first, as real money requires).
 async fn real_player(store: &Store, id: &str, euros: u64) -> String {
-    let new = NewPlayer { id: id.into(), name: None, password_hash: None, guest: false, identity: None, opening_credit: None };
+    let new = NewPlayer {
+        id: id.into(),
+        name: None,
+        password_hash: None,
+        guest: false,
+        identity: None,
+        opening_credit: None,
+    };
     store.create_player(new, NOW - 10).await.unwrap();
     weekly_limits(store, id, 5_000).await;
     if euros > 0 {
-        store.credit(id, Credit { funding: Funding::Cash, amount: Cents::euros(euros), reason: "bank transfer".into() }, NOW - 1).await.unwrap();
+        store
+            .credit(
+                id,
+                Credit { funding: Funding::Cash, amount: Cents::euros(euros), reason: "bank transfer".into() },
+                NOW - 1,
+            )
+            .await
+            .unwrap();
     }
     id.to_owned()
 }
 
 fn staff(name: &str, role: Role) -> NewStaff {
-    NewStaff { id: format!("s-{name}"), name: name.into(), role, password_hash: "hash".into(), totp_secret: "SECRET".into() }
+    NewStaff {
+        id: format!("s-{name}"),
+        name: name.into(),
+        role,
+        password_hash: "hash".into(),
+        totp_secret: "SECRET".into(),
+    }
 }
 
 async fn actions(store: &Store) -> Vec<String> {
@@ -31,8 +51,15 @@ pub async fn a_suspended_player_can_neither_buy_nor_deposit_until_restored(store
     block(&store, 1, 1, mixed_lots(100)).await;
     let p = real_player(&store, "p-suspended", 20).await;
     office.suspend(&p, true, "staff:sam", "fraude présumée", NOW).await.unwrap();
-    assert_eq!(office.suspend(&p, true, "staff:sam", "encore", NOW).await, Err(StoreError::AlreadyDone(Already::Suspended)));
-    let buy = |key: &str| SaleRequest { now: NOW + 1, limits_required: true, ..sale(&p, key, Mode::Auto, &format!("t-{key}")) };
+    assert_eq!(
+        office.suspend(&p, true, "staff:sam", "encore", NOW).await,
+        Err(StoreError::AlreadyDone(Already::Suspended))
+    );
+    let buy = |key: &str| SaleRequest {
+        now: NOW + 1,
+        limits_required: true,
+        ..sale(&p, key, Mode::Auto, &format!("t-{key}"))
+    };
     assert_eq!(store.sell(buy("k1")).await.map(|s| s.ticket.id), Err(StoreError::Suspended));
     let deposit = Credit { funding: Funding::Cash, amount: Cents::euros(5), reason: "bank transfer".into() };
     assert_eq!(store.credit(&p, deposit.clone(), NOW + 1).await, Err(StoreError::Suspended));
@@ -74,7 +101,10 @@ pub async fn a_withdrawal_waits_out_of_reach_then_is_paid_or_refused(store: Arc<
         mine.iter().map(|w| (w.state, w.decided_by.clone())).collect::<Vec<_>>(),
         [(WithdrawalState::Paid, Some("staff:fin".into())), (WithdrawalState::Refused, Some("staff:fin".into()))]
     );
-    assert_eq!(office.decide_withdrawal(999, true, "staff:fin", "?", NOW).await.map(|w| w.id), Err(StoreError::NotFound("withdrawal")));
+    assert_eq!(
+        office.decide_withdrawal(999, true, "staff:fin", "?", NOW).await.map(|w| w.id),
+        Err(StoreError::NotFound("withdrawal"))
+    );
     assert_eq!(actions(&store).await, ["withdrawal_paid", "withdrawal_refused"]);
     ledger_passes(&store).await;
 }
@@ -90,15 +120,22 @@ pub async fn withdrawals_decided_at_once_are_paid_once(store: Arc<Store>) {
     for id in ids.iter().copied() {
         for member in 0..4 {
             let store = store.clone();
-            racing.spawn(async move { store.decide_withdrawal(id, member % 2 == 0, &format!("staff:f{member}"), "décision", NOW + 1).await });
+            racing.spawn(async move {
+                store.decide_withdrawal(id, member % 2 == 0, &format!("staff:f{member}"), "décision", NOW + 1).await
+            });
         }
     }
     let outcomes = racing.join_all().await;
     assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 5, "{outcomes:?}");
     assert!(outcomes.iter().filter(|o| o.is_err()).all(|o| *o == Err(StoreError::AlreadyDone(Already::Decided))));
-    let refused: u64 = store.withdrawals(Some(WithdrawalState::Refused), None, 10).await.unwrap().iter().map(|w| w.amount.0).sum();
+    let refused: u64 =
+        store.withdrawals(Some(WithdrawalState::Refused), None, 10).await.unwrap().iter().map(|w| w.amount.0).sum();
     assert_eq!(balance(&store, &p).await, Cents(refused));
-    assert_eq!(store.verify_audit_log().await.unwrap(), Ok(5), "five rows, one per decision, chained whatever the order");
+    assert_eq!(
+        store.verify_audit_log().await.unwrap(),
+        Ok(5),
+        "five rows, one per decision, chained whatever the order"
+    );
     ledger_passes(&store).await;
 }
 
@@ -108,14 +145,21 @@ pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<
     let small = office.adjust(&p, 5_000, "geste commercial", "staff:ann", THRESHOLD, NOW).await.unwrap();
     assert_eq!(small.state, AdjustmentState::Applied);
     assert_eq!(balance(&store, &p).await, Cents::euros(50));
-    let large = office.adjust(&p, 150_000, "erreur de paiement corrigée", "staff:ann", THRESHOLD, NOW + 1).await.unwrap();
+    let large =
+        office.adjust(&p, 150_000, "erreur de paiement corrigée", "staff:ann", THRESHOLD, NOW + 1).await.unwrap();
     assert_eq!(large.state, AdjustmentState::Pending);
     assert_eq!(balance(&store, &p).await, Cents::euros(50), "nothing moves before a second member approves");
-    assert_eq!(office.decide_adjustment(large.id, true, "staff:ann", NOW + 2).await.map(|a| a.id), Err(StoreError::FourEyes));
+    assert_eq!(
+        office.decide_adjustment(large.id, true, "staff:ann", NOW + 2).await.map(|a| a.id),
+        Err(StoreError::FourEyes)
+    );
     let approved = office.decide_adjustment(large.id, true, "staff:bob", NOW + 3).await.unwrap();
     assert_eq!((approved.state, approved.decided_by.as_deref()), (AdjustmentState::Applied, Some("staff:bob")));
     assert_eq!(balance(&store, &p).await, Cents::euros(1_550));
-    assert_eq!(office.decide_adjustment(large.id, true, "staff:cat", NOW + 4).await.map(|a| a.id), Err(StoreError::AlreadyDone(Already::Decided)));
+    assert_eq!(
+        office.decide_adjustment(large.id, true, "staff:cat", NOW + 4).await.map(|a| a.id),
+        Err(StoreError::AlreadyDone(Already::Decided))
+    );
 
     let debit = office.adjust(&p, -2_000, "frais bancaires", "staff:ann", THRESHOLD, NOW + 5).await.unwrap();
     assert_eq!(debit.state, AdjustmentState::Applied);
@@ -127,12 +171,25 @@ pub async fn an_adjustment_above_the_threshold_needs_a_second_member(store: Arc<
     );
     office.decide_adjustment(too_much.id, false, "staff:bob", NOW + 8).await.unwrap();
     assert_eq!(office.adjustments(Some(AdjustmentState::Pending), None, 10).await.unwrap(), []);
-    assert_eq!(office.adjust(&p, 0, "rien", "staff:ann", THRESHOLD, NOW).await.map(|a| a.id), Err(StoreError::Invalid("an adjustment of 0 €".into())));
+    assert_eq!(
+        office.adjust(&p, 0, "rien", "staff:ann", THRESHOLD, NOW).await.map(|a| a.id),
+        Err(StoreError::Invalid("an adjustment of 0 €".into()))
+    );
     let guest = player(&store, "p-guest", 10).await;
-    assert!(matches!(office.adjust(&guest, 100, "démo", "staff:ann", THRESHOLD, NOW).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        office.adjust(&guest, 100, "démo", "staff:ann", THRESHOLD, NOW).await,
+        Err(StoreError::Invalid(_))
+    ));
     assert_eq!(
         actions(&store).await,
-        ["adjustment_applied", "adjustment_asked", "adjustment_approved", "adjustment_applied", "adjustment_asked", "adjustment_rejected"]
+        [
+            "adjustment_applied",
+            "adjustment_asked",
+            "adjustment_approved",
+            "adjustment_applied",
+            "adjustment_asked",
+            "adjustment_rejected"
+        ]
     );
     ledger_passes(&store).await;
 }
@@ -145,7 +202,10 @@ pub async fn a_withdrawn_block_sells_no_more_and_sales_go_on_from_the_next(store
     let first = store.sell(sale(&p, "k1", Mode::Auto, "t-1")).await.unwrap();
     assert_eq!(first.ticket.serial.block, 1);
     office.withdraw_block(1, 1, "staff:adm", "défaut d'impression", NOW).await.unwrap();
-    assert_eq!(office.withdraw_block(1, 1, "staff:adm", "encore", NOW).await, Err(StoreError::AlreadyDone(Already::Withdrawn)));
+    assert_eq!(
+        office.withdraw_block(1, 1, "staff:adm", "encore", NOW).await,
+        Err(StoreError::AlreadyDone(Already::Withdrawn))
+    );
     assert_eq!(office.withdraw_block(9, 9, "staff:adm", "?", NOW).await, Err(StoreError::NotFound("block")));
     let next = store.sell(sale(&p, "k2", Mode::Auto, "t-2")).await.unwrap();
     assert_eq!((next.ticket.serial.block, next.ticket.serial.index), (2, 0), "sales go on from the next block");
@@ -168,7 +228,11 @@ pub async fn staff_are_unique_and_their_sessions_expire(store: Arc<Store>) {
     assert_eq!(office.staff_session("token-hash", NOW + 59).await.unwrap().map(|s| s.name), Some("ann".into()));
     assert_eq!(office.staff_session("token-hash", NOW + 60).await.unwrap(), None, "expired");
     office.set_role("ann", Role::Auditor, "staff:adm", "changement de poste", NOW + 1).await.unwrap();
-    assert_eq!(office.staff_session("token-hash", NOW + 2).await.unwrap().map(|s| s.role), Some(Role::Auditor), "a role change holds at once");
+    assert_eq!(
+        office.staff_session("token-hash", NOW + 2).await.unwrap().map(|s| s.role),
+        Some(Role::Auditor),
+        "a role change holds at once"
+    );
     office.delete_staff_session("token-hash").await.unwrap();
     assert_eq!(office.staff_session("token-hash", NOW + 2).await.unwrap(), None);
     let log = office.audit_log(0, 10).await.unwrap();
@@ -189,12 +253,16 @@ pub async fn the_audit_log_is_append_only_and_a_rewritten_row_is_found(backend: 
         office.add_staff(staff(name, Role::Support), "cli:root", NOW).await.unwrap();
     }
     assert_eq!(office.verify_audit_log().await.unwrap(), Ok(4));
-    for statement in ["UPDATE audit_log SET actor = 'cli:mallory' WHERE seq = 2", "DELETE FROM audit_log WHERE seq = 4"] {
+    for statement in ["UPDATE audit_log SET actor = 'cli:mallory' WHERE seq = 2", "DELETE FROM audit_log WHERE seq = 4"]
+    {
         assert!(backend.try_tamper(statement).await.is_err(), "{statement} was let through");
     }
     let (drop, restore) = match backend.books {
         Books::Sqlite(_) => ("DROP TRIGGER audit_log_append_only_update", ""),
-        Books::Postgres(_) => ("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only", "; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only"),
+        Books::Postgres(_) => (
+            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only",
+            "; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only",
+        ),
     };
     backend.tamper(&format!("{drop}; UPDATE audit_log SET actor = 'cli:mallory' WHERE seq = 3{restore}")).await;
     let broken = office.verify_audit_log().await.unwrap().unwrap_err();
@@ -208,10 +276,20 @@ pub async fn staff_close_an_account_for_good_and_pay_its_balance_out(store: Arc<
     let pending = office.ask_withdrawal(&p, Cents::euros(7), NOW).await.unwrap();
     assert_eq!(office.close_account(&p, "staff:fin", "demande du joueur", NOW + 1).await, Ok(Cents::euros(30)));
     assert_eq!(balance(&store, &p).await, Cents::ZERO);
-    assert_eq!(office.close_account(&p, "staff:fin", "encore", NOW + 2).await, Err(StoreError::AlreadyDone(Already::Closed)));
-    let sold = store.sell(SaleRequest { now: NOW + 3, limits_required: true, ..sale(&p, "k", Mode::Auto, "t-k") }).await;
+    assert_eq!(
+        office.close_account(&p, "staff:fin", "encore", NOW + 2).await,
+        Err(StoreError::AlreadyDone(Already::Closed))
+    );
+    let sold =
+        store.sell(SaleRequest { now: NOW + 3, limits_required: true, ..sale(&p, "k", Mode::Auto, "t-k") }).await;
     assert!(
-        matches!(sold, Err(StoreError::Paused(vegas::server::store::responsible::Pause { kind: vegas::server::store::responsible::PauseKind::Closed, .. }))),
+        matches!(
+            sold,
+            Err(StoreError::Paused(vegas::server::store::responsible::Pause {
+                kind: vegas::server::store::responsible::PauseKind::Closed,
+                ..
+            }))
+        ),
         "{sold:?}"
     );
     assert!(store.standing(&p, NOW + 3).await.unwrap().paused.is_some());
@@ -248,7 +326,11 @@ pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equ
             let p = &players[rng.random_range(0..players.len())];
             match rng.random_range(0..7) {
                 0 => {
-                    let credit = Credit { funding: Funding::Cash, amount: Cents(rng.random_range(500..5_000)), reason: "virement".into() };
+                    let credit = Credit {
+                        funding: Funding::Cash,
+                        amount: Cents(rng.random_range(500..5_000)),
+                        reason: "virement".into(),
+                    };
                     made[0] += credit.amount.0 as i64;
                     office.operator_credit(p, credit, "cli:test", now).await.unwrap();
                 }
@@ -279,7 +361,8 @@ pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equ
                 }
                 _ => {
                     let amount = rng.random_range(-1_000..2_000i64);
-                    if amount != 0 && office.adjust(p, amount, "correction", "staff:fin", THRESHOLD, now).await.is_ok() {
+                    if amount != 0 && office.adjust(p, amount, "correction", "staff:fin", THRESHOLD, now).await.is_ok()
+                    {
                         made[2] += amount;
                     }
                 }
@@ -294,7 +377,11 @@ pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equ
         assert!(!summary.is_empty());
         for row in &summary {
             assert!(row.balanced, "day {day}: {row:?}");
-            assert_eq!(last_closing.get(&row.player_id).copied().unwrap_or(0), row.opening, "day {day} opens where the day before closed: {row:?}");
+            assert_eq!(
+                last_closing.get(&row.player_id).copied().unwrap_or(0),
+                row.opening,
+                "day {day} opens where the day before closed: {row:?}"
+            );
             last_closing.insert(row.player_id.clone(), row.closing);
             staked += row.stakes;
             summed = [summed[0] + row.deposits, summed[1] + row.withdrawals, summed[2] + row.adjustments];
@@ -309,7 +396,14 @@ pub async fn a_random_week_keeps_every_daily_summary_balanced_and_the_blocks_equ
     for b in &report.blocks {
         let of_block: Vec<&(u32, Cents)> = sold.iter().filter(|(n, _)| *n == b.block).collect();
         assert_eq!((b.sold, b.stakes_balance), (of_block.len() as u64, 300 * of_block.len() as i64));
-        assert_eq!(-b.prizes_balance + b.owed, of_block.iter().map(|(_, lot)| lot.0 as i64).sum::<i64>(), "paid + owed = the lots sold");
+        assert_eq!(
+            -b.prizes_balance + b.owed,
+            of_block.iter().map(|(_, lot)| lot.0 as i64).sum::<i64>(),
+            "paid + owed = the lots sold"
+        );
     }
-    assert!(sold.len() > 20 && office.withdrawals(None, None, 1_000).await.unwrap().len() > 5, "a week with something in it");
+    assert!(
+        sold.len() > 20 && office.withdrawals(None, None, 1_000).await.unwrap().len() > 5,
+        "a week with something in it"
+    );
 }

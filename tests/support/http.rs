@@ -16,7 +16,11 @@ pub struct Retrying {
 
 impl Retrying {
     pub fn new(bases: Vec<String>) -> Retrying {
-        Retrying { http: Client::builder().timeout(Duration::from_secs(10)).build().unwrap(), bases, retries: AtomicUsize::new(0) }
+        Retrying {
+            http: Client::builder().timeout(Duration::from_secs(10)).build().unwrap(),
+            bases,
+            retries: AtomicUsize::new(0),
+        }
     }
 
     /// Sends to `bases[first]`, then to the next ones in turn, until one answers other than 5xx. A
@@ -27,7 +31,11 @@ impl Retrying {
     }
 
     /// As [`Retrying::until_answered`], with how many times the request was sent.
-    pub async fn answered_after(&self, first: usize, request: impl Fn(&str) -> RequestBuilder) -> (StatusCode, Value, usize) {
+    pub async fn answered_after(
+        &self,
+        first: usize,
+        request: impl Fn(&str) -> RequestBuilder,
+    ) -> (StatusCode, Value, usize) {
         for attempt in 0..600 {
             let base = &self.bases[(first + attempt) % self.bases.len()];
             if let Ok(response) = request(base).send().await {

@@ -20,14 +20,16 @@ pub fn private_dir() -> tempfile::TempDir {
 
 /// Runs a `vegas` command on a data directory; panics with its output if it fails.
 pub fn vegas(data: &Path, args: &[&str]) -> Output {
-    let output = Command::new(binary()).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().expect("vegas runs");
+    let output =
+        Command::new(binary()).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().expect("vegas runs");
     assert!(output.status.success(), "vegas {args:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
     output
 }
 
 /// Runs a `vegas` command that must fail; its error output.
 pub fn vegas_refused(data: &Path, args: &[&str]) -> String {
-    let output = Command::new(binary()).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().expect("vegas runs");
+    let output =
+        Command::new(binary()).arg("--data").arg(data).args(args).env("RUST_LOG", "warn").output().expect("vegas runs");
     assert!(!output.status.success(), "vegas {args:?} succeeded where it must fail");
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -98,7 +100,10 @@ impl ServerProcess {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("the server exited at start ({status}); its log is in {}", self.data.join("server.log").display());
+                panic!(
+                    "the server exited at start ({status}); its log is in {}",
+                    self.data.join("server.log").display()
+                );
             }
             if healthy(&self.addr) {
                 return;

@@ -55,7 +55,9 @@ impl Backend {
     pub fn shift_balance(&self, account: &str, delta: i64) -> String {
         match self.books {
             Books::Sqlite(_) => format!("UPDATE accounts SET balance = balance + {delta} WHERE id = '{account}'"),
-            Books::Postgres(_) => format!("UPDATE balances SET balance = balance + {delta} WHERE account = '{account}' AND shard = 0"),
+            Books::Postgres(_) => {
+                format!("UPDATE balances SET balance = balance + {delta} WHERE account = '{account}' AND shard = 0")
+            }
         }
     }
 
@@ -71,7 +73,8 @@ impl Backend {
     /// ignored by a plain `cargo test`; `make test` starts a server and runs them with
     /// `--include-ignored`, and run without one they fail.
     pub async fn postgres() -> Option<Backend> {
-        let url = std::env::var("VEGAS_TEST_DATABASE").expect("VEGAS_TEST_DATABASE is not set: run these through `make test` (tests/pg/cluster.sh)");
+        let url = std::env::var("VEGAS_TEST_DATABASE")
+            .expect("VEGAS_TEST_DATABASE is not set: run these through `make test` (tests/pg/cluster.sh)");
         let name = format!("conformance_{}", vegas::block::hex(&rand::random::<[u8; 8]>()));
         let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(connection);

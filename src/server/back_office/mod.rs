@@ -99,9 +99,14 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         let (status, message) = match self {
             Refusal::SignIn => return Redirect::to("/connexion").into_response(),
-            Refusal::Forbidden(power) => (StatusCode::FORBIDDEN, format!("Votre rôle ne permet pas cette action ({}).", pages::power_name(power))),
+            Refusal::Forbidden(power) => (
+                StatusCode::FORBIDDEN,
+                format!("Votre rôle ne permet pas cette action ({}).", pages::power_name(power)),
+            ),
             Refusal::BadForm(why) => (StatusCode::BAD_REQUEST, why),
-            Refusal::RateLimited(wait) => (StatusCode::TOO_MANY_REQUESTS, format!("Trop de tentatives : réessayez dans {wait} s.")),
+            Refusal::RateLimited(wait) => {
+                (StatusCode::TOO_MANY_REQUESTS, format!("Trop de tentatives : réessayez dans {wait} s."))
+            }
             Refusal::Store(e) => {
                 let status = match &e {
                     StoreError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -166,8 +171,11 @@ fn reason(text: &str) -> Result<&str, Refusal> {
 }
 
 pub fn router(office: Office) -> Router {
-    let csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-    let header = |name: header::HeaderName, value: &'static str| SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value));
+    let csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; \
+        base-uri 'none'";
+    let header = |name: header::HeaderName, value: &'static str| {
+        SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value))
+    };
     Router::new()
         .route("/", get(|| async { Redirect::to("/blocs") }))
         .route("/style.css", get(style))
@@ -233,7 +241,9 @@ async fn sign_in(State(office): State<Office>, axum::Form(form): axum::Form<Sign
     let password_ok = form.password.len() <= 1024 && office.app.passwords.verify(form.password, stored).await?;
     let member = found.filter(|s| password_ok && staff::code_matches(&s.totp_secret, &form.code, office.now()));
     let Some(member) = member else {
-        return Ok((StatusCode::UNAUTHORIZED, pages::sign_in(Some("Nom, mot de passe ou code incorrect."))).into_response());
+        return Ok(
+            (StatusCode::UNAUTHORIZED, pages::sign_in(Some("Nom, mot de passe ou code incorrect."))).into_response()
+        );
     };
     let token = super::auth::random_hex::<32>();
     let now = office.now();
@@ -261,7 +271,11 @@ struct Done {
     fait: Option<String>,
 }
 
-async fn blocks(State(office): State<Office>, member: Member, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {
+async fn blocks(
+    State(office): State<Office>,
+    member: Member,
+    Query(done): Query<Done>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::Read)?;
     let records = office.app.store.blocks().await?;
     let facts = office.app.store.ledger_facts().await?;
@@ -291,17 +305,32 @@ struct Search {
     q: Option<String>,
 }
 
-async fn find_players(State(office): State<Office>, member: Member, Query(search): Query<Search>) -> Result<maud::Markup, Refusal> {
+async fn find_players(
+    State(office): State<Office>,
+    member: Member,
+    Query(search): Query<Search>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::Read)?;
     let query = search.q.unwrap_or_default();
     let found = if query.trim().is_empty() { Vec::new() } else { office.store().find_players(&query, 50).await? };
     Ok(pages::players(&member.0, &query, &found))
 }
 
-async fn player(State(office): State<Office>, member: Member, Path(id): Path<String>, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {
+async fn player(
+    State(office): State<Office>,
+    member: Member,
+    Path(id): Path<String>,
+    Query(done): Query<Done>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::Read)?;
     let store = &*office.app.store;
-    let summary = office.store().find_players(&id, 1).await?.into_iter().find(|p| p.id == id).ok_or(StoreError::NotFound("player"))?;
+    let summary = office
+        .store()
+        .find_players(&id, 1)
+        .await?
+        .into_iter()
+        .find(|p| p.id == id)
+        .ok_or(StoreError::NotFound("player"))?;
     let now = office.now();
     let page = pages::PlayerPage {
         standing: store.standing(&id, now).await?,
@@ -317,7 +346,11 @@ async fn player(State(office): State<Office>, member: Member, Path(id): Path<Str
 }
 
 /// One of the player's tickets as the game recalls it: every zone's symbols, and when each was uncovered.
-async fn ticket(State(office): State<Office>, member: Member, Path((id, ticket)): Path<(String, String)>) -> Result<maud::Markup, Refusal> {
+async fn ticket(
+    State(office): State<Office>,
+    member: Member,
+    Path((id, ticket)): Path<(String, String)>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::Read)?;
     let record = office.app.store.ticket(&id, &ticket).await?;
     let zones = office.app.printer.zones(&office.app.store, &record).await.map_err(Refusal::from)?;
@@ -330,7 +363,12 @@ struct Suspension {
     reason: String,
 }
 
-async fn suspend(State(office): State<Office>, member: Member, Path(id): Path<String>, axum::Form(form): axum::Form<Suspension>) -> Result<Redirect, Refusal> {
+async fn suspend(
+    State(office): State<Office>,
+    member: Member,
+    Path(id): Path<String>,
+    axum::Form(form): axum::Form<Suspension>,
+) -> Result<Redirect, Refusal> {
     member.may(Power::Suspend)?;
     let suspended = match form.action.as_str() {
         "suspendre" => true,
@@ -356,14 +394,19 @@ async fn adjust(
 ) -> Result<Redirect, Refusal> {
     member.may(Power::MoveMoney)?;
     let amount: Cents =
-        form.amount.trim().parse().map_err(|_| Refusal::BadForm(format!("« {} » n'est pas un montant en euros (12 ou 12,50).", form.amount)))?;
+        form.amount.trim().parse().map_err(|_| {
+            Refusal::BadForm(format!("« {} » n'est pas un montant en euros (12 ou 12,50).", form.amount))
+        })?;
     let amount = i64::try_from(amount.0).map_err(|_| Refusal::BadForm("Montant trop grand.".into()))?;
     let signed = match form.direction.as_str() {
         "credit" => amount,
         "debit" => -amount,
         _ => return Err(Refusal::BadForm("Choisissez crédit ou débit.".into())),
     };
-    let a = office.store().adjust(&id, signed, reason(&form.reason)?, &member.actor(), office.threshold, office.now()).await?;
+    let a = office
+        .store()
+        .adjust(&id, signed, reason(&form.reason)?, &member.actor(), office.threshold, office.now())
+        .await?;
     let done = if a.state == AdjustmentState::Pending { "ajustement-en-attente" } else { "ajustement-applique" };
     Ok(Redirect::to(&format!("/joueurs/{id}?fait={done}")))
 }
@@ -379,7 +422,11 @@ async fn close_account(
     Ok(Redirect::to(&format!("/joueurs/{id}?fait=ferme")))
 }
 
-async fn staff_page(State(office): State<Office>, member: Member, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {
+async fn staff_page(
+    State(office): State<Office>,
+    member: Member,
+    Query(done): Query<Done>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::ManageStaff)?;
     Ok(pages::staff(&member.0, &office.store().staff_list().await?, done.fait.as_deref()))
 }
@@ -397,15 +444,22 @@ async fn change_role(
     axum::Form(form): axum::Form<RoleChange>,
 ) -> Result<Redirect, Refusal> {
     member.may(Power::ManageStaff)?;
-    let role = super::store::back_office::Role::parse(&form.role).ok_or_else(|| Refusal::BadForm("Rôle inconnu.".into()))?;
+    let role =
+        super::store::back_office::Role::parse(&form.role).ok_or_else(|| Refusal::BadForm("Rôle inconnu.".into()))?;
     if name == member.0.name {
-        return Err(Refusal::BadForm("Un membre ne change pas son propre rôle : un autre administrateur le fait.".into()));
+        return Err(Refusal::BadForm(
+            "Un membre ne change pas son propre rôle : un autre administrateur le fait.".into(),
+        ));
     }
     office.store().set_role(&name, role, &member.actor(), reason(&form.reason)?, office.now()).await?;
     Ok(Redirect::to("/personnel?fait=role-change"))
 }
 
-async fn withdrawals(State(office): State<Office>, member: Member, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {
+async fn withdrawals(
+    State(office): State<Office>,
+    member: Member,
+    Query(done): Query<Done>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::ReadMoney)?;
     let pending = office.store().withdrawals(Some(WithdrawalState::Pending), None, 200).await?;
     Ok(pages::withdrawals(&member.0, &pending, done.fait.as_deref()))
@@ -434,7 +488,11 @@ async fn decide_withdrawal(
     Ok(Redirect::to(&format!("/retraits?fait={}", if pay { "retrait-paye" } else { "retrait-refuse" })))
 }
 
-async fn adjustments(State(office): State<Office>, member: Member, Query(done): Query<Done>) -> Result<maud::Markup, Refusal> {
+async fn adjustments(
+    State(office): State<Office>,
+    member: Member,
+    Query(done): Query<Done>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::ReadMoney)?;
     let pending = office.store().adjustments(Some(AdjustmentState::Pending), None, 200).await?;
     Ok(pages::adjustments(&member.0, &pending, office.threshold, done.fait.as_deref()))
@@ -453,7 +511,10 @@ async fn decide_adjustment(
         _ => return Err(Refusal::BadForm("Décision inconnue.".into())),
     };
     office.store().decide_adjustment(id, approve, &member.actor(), office.now()).await?;
-    Ok(Redirect::to(&format!("/ajustements?fait={}", if approve { "ajustement-approuve" } else { "ajustement-rejete" })))
+    Ok(Redirect::to(&format!(
+        "/ajustements?fait={}",
+        if approve { "ajustement-approuve" } else { "ajustement-rejete" }
+    )))
 }
 
 #[derive(Deserialize)]
@@ -462,7 +523,11 @@ struct AuditPage {
     depuis: Option<i64>,
 }
 
-async fn audit_log(State(office): State<Office>, member: Member, Query(page): Query<AuditPage>) -> Result<maud::Markup, Refusal> {
+async fn audit_log(
+    State(office): State<Office>,
+    member: Member,
+    Query(page): Query<AuditPage>,
+) -> Result<maud::Markup, Refusal> {
     member.may(Power::ReadAudit)?;
     let verified = office.store().verify_audit_log().await?;
     let from = page.depuis.unwrap_or(1).max(1);
@@ -483,18 +548,29 @@ struct ReportQuery {
 }
 
 /// A report on screen, or (`?format=csv`) as a file to download.
-async fn report(State(office): State<Office>, member: Member, Path(name): Path<String>, Query(query): Query<ReportQuery>) -> Result<Response, Refusal> {
+async fn report(
+    State(office): State<Office>,
+    member: Member,
+    Path(name): Path<String>,
+    Query(query): Query<ReportQuery>,
+) -> Result<Response, Refusal> {
     member.may(Power::ReadMoney)?;
     let now = office.now();
     let report = match name.as_str() {
         "journalier" => {
             let day = query.jour.as_deref().unwrap_or_default();
-            let start = crate::server::dates::day_start(day).ok_or_else(|| Refusal::BadForm(format!("« {day} » n'est pas une date (AAAA-MM-JJ).")))?;
+            let start = crate::server::dates::day_start(day)
+                .ok_or_else(|| Refusal::BadForm(format!("« {day} » n'est pas une date (AAAA-MM-JJ).")))?;
             reports::daily(&office.store().day_summary(start).await?, start, now)
         }
         "blocs" => {
             let facts = office.app.store.ledger_facts().await?;
-            reports::blocks(&office.app.store.blocks().await?, &facts.blocks, staff::may(member.0.role, Power::SeeUnsoldPrizes), now)
+            reports::blocks(
+                &office.app.store.blocks().await?,
+                &facts.blocks,
+                staff::may(member.0.role, Power::SeeUnsoldPrizes),
+                now,
+            )
         }
         "engagements" => {
             let facts = office.app.store.ledger_facts().await?;
@@ -506,10 +582,16 @@ async fn report(State(office): State<Office>, member: Member, Path(name): Path<S
     if query.format.as_deref() == Some("csv") {
         let body = report.csv().map_err(|e| Refusal::Store(StoreError::Backend(e)))?;
         let file = format!("attachment; filename=\"vegas-{name}-{}.csv\"", crate::server::dates::iso_day(now));
-        let disposition = HeaderValue::from_str(&file).map_err(|e| Refusal::Store(StoreError::Backend(e.to_string())))?;
-        return Ok(
-            ([(header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
-        );
+        let disposition =
+            HeaderValue::from_str(&file).map_err(|e| Refusal::Store(StoreError::Backend(e.to_string())))?;
+        return Ok((
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")),
+                (header::CONTENT_DISPOSITION, disposition),
+            ],
+            body,
+        )
+            .into_response());
     }
     Ok(pages::report(&member.0, &report, &name, query.jour.as_deref()).into_response())
 }

@@ -40,7 +40,9 @@ impl Cell {
     fn csv(&self) -> String {
         match self {
             Cell::Text(t) => t.clone(),
-            Cell::Cents(c) => format!("{}{},{:02}", if *c < 0 { "-" } else { "" }, c.unsigned_abs() / 100, c.unsigned_abs() % 100),
+            Cell::Cents(c) => {
+                format!("{}{},{:02}", if *c < 0 { "-" } else { "" }, c.unsigned_abs() / 100, c.unsigned_abs() % 100)
+            }
             Cell::Count(n) => n.to_string(),
         }
     }
@@ -55,9 +57,12 @@ impl Report {
     pub fn csv(&self) -> Result<String, String> {
         let mut out = csv::WriterBuilder::new().delimiter(b';').flexible(true).from_writer(Vec::new());
         let fail = |e: csv::Error| e.to_string();
-        for (key, value) in
-            [("rapport", self.title.to_owned()), ("période", self.period.clone()), ("généré le", when(self.generated_at)), ("version", VERSION.into())]
-        {
+        for (key, value) in [
+            ("rapport", self.title.to_owned()),
+            ("période", self.period.clone()),
+            ("généré le", when(self.generated_at)),
+            ("version", VERSION.into()),
+        ] {
             out.write_record([key, value.as_str()]).map_err(fail)?;
         }
         out.write_record([""]).map_err(fail)?;
@@ -97,7 +102,8 @@ pub fn daily(day: &[DaySummary], start: i64, now: i64) -> Report {
         .collect();
     let unbalanced = day.iter().filter(|d| !d.balanced).count();
     let check = if unbalanced == 0 {
-        "Chaque compte vérifie : ouverture + dépôts + démo − mises + gains − retraits ± ajustements = clôture.".to_owned()
+        "Chaque compte vérifie : ouverture + dépôts + démo − mises + gains − retraits ± ajustements = clôture."
+            .to_owned()
     } else {
         format!("ATTENTION : {unbalanced} compte(s) ne vérifient pas l'équation : lancez vegas ledger check.")
     };
@@ -105,21 +111,37 @@ pub fn daily(day: &[DaySummary], start: i64, now: i64) -> Report {
         title: "Résumé journalier des comptes joueurs",
         period: format!("{} (00:00 à 24:00 UTC)", iso_day(start)),
         generated_at: now,
-        columns: vec!["joueur", "nom", "ouverture", "dépôts", "démo", "mises", "gains", "retraits", "ajustements", "clôture", "équilibré"],
+        columns: vec![
+            "joueur",
+            "nom",
+            "ouverture",
+            "dépôts",
+            "démo",
+            "mises",
+            "gains",
+            "retraits",
+            "ajustements",
+            "clôture",
+            "équilibré",
+        ],
         rows,
         notes: if day.is_empty() { Vec::new() } else { vec![check] },
     }
 }
 
 pub fn blocks(records: &[BlockRecord], facts: &[BlockFacts], unsold_shown: bool, now: i64) -> Report {
-    let mut columns = vec!["bloc", "état", "vendus", "invendus", "mises", "gains payés", "gains dus", "lots engagés (vendus)"];
+    let mut columns =
+        vec!["bloc", "état", "vendus", "invendus", "mises", "gains payés", "gains dus", "lots engagés (vendus)"];
     if unsold_shown {
         columns.push("lots restant dans les invendus");
     }
     let rows = facts
         .iter()
         .map(|f| {
-            let state = records.iter().find(|b| b.emission == f.emission && b.block == f.block).map_or("?", |b| super::pages::state_of(b).0);
+            let state = records
+                .iter()
+                .find(|b| b.emission == f.emission && b.block == f.block)
+                .map_or("?", |b| super::pages::state_of(b).0);
             let mut row = vec![
                 Cell::Text(format!("E{}-B{}", f.emission, f.block)),
                 Cell::Text(state.into()),
@@ -142,7 +164,10 @@ pub fn blocks(records: &[BlockRecord], facts: &[BlockFacts], unsold_shown: bool,
         generated_at: now,
         columns,
         rows,
-        notes: vec!["Gains payés + gains dus = lots engagés pour les billets vendus, comme le vérifie vegas ledger check.".into()],
+        notes: vec![
+            "Gains payés + gains dus = lots engagés pour les billets vendus, comme le vérifie vegas ledger check."
+                .into(),
+        ],
     }
 }
 
@@ -175,7 +200,14 @@ mod tests {
     use super::*;
 
     fn report(rows: Vec<Vec<Cell>>) -> Report {
-        Report { title: "Essai", period: "2026-12-05".into(), generated_at: 1_796_472_000, columns: vec!["a", "montant"], rows, notes: vec!["note".into()] }
+        Report {
+            title: "Essai",
+            period: "2026-12-05".into(),
+            generated_at: 1_796_472_000,
+            columns: vec!["a", "montant"],
+            rows,
+            notes: vec!["note".into()],
+        }
     }
 
     #[test]

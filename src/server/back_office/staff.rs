@@ -6,8 +6,11 @@ use totp_rs::{Algorithm, Secret, TOTP};
 
 /// 30-second steps of six digits, one step of clock drift either way: what authenticator apps expect.
 fn totp(secret_base32: &str, account: &str) -> Result<TOTP, String> {
-    let secret = Secret::Encoded(secret_base32.to_owned()).to_bytes().map_err(|e| format!("a TOTP secret that is not base32: {e:?}"))?;
-    TOTP::new(Algorithm::SHA1, 6, 1, 30, secret, Some("Vegas back office".into()), account.to_owned()).map_err(|e| format!("a TOTP secret refused: {e}"))
+    let secret = Secret::Encoded(secret_base32.to_owned())
+        .to_bytes()
+        .map_err(|e| format!("a TOTP secret that is not base32: {e:?}"))?;
+    TOTP::new(Algorithm::SHA1, 6, 1, 30, secret, Some("Vegas back office".into()), account.to_owned())
+        .map_err(|e| format!("a TOTP secret refused: {e}"))
 }
 
 /// A new TOTP secret: 160 bits from the operating system (RFC 4226 recommends 160), in base32.
@@ -37,7 +40,13 @@ pub fn new_staff(name: &str, role: Role, password_hash: String) -> Result<NewSta
     if name.is_empty() || name.len() > 64 || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
         return Err(format!("{name:?}: a staff name is 1 to 64 letters, digits, '.', '_' or '-'"));
     }
-    Ok(NewStaff { id: format!("st-{}", crate::server::auth::random_hex::<12>()), name: name.to_owned(), role, password_hash, totp_secret: new_totp_secret() })
+    Ok(NewStaff {
+        id: format!("st-{}", crate::server::auth::random_hex::<12>()),
+        name: name.to_owned(),
+        role,
+        password_hash,
+        totp_secret: new_totp_secret(),
+    })
 }
 
 /// What a route may do; each route asks for one.
@@ -62,8 +71,15 @@ pub enum Power {
 }
 
 impl Power {
-    pub const ALL: [Power; 7] =
-        [Power::Read, Power::Suspend, Power::MoveMoney, Power::ReadMoney, Power::SeeUnsoldPrizes, Power::ManageBlocks, Power::ReadAudit];
+    pub const ALL: [Power; 7] = [
+        Power::Read,
+        Power::Suspend,
+        Power::MoveMoney,
+        Power::ReadMoney,
+        Power::SeeUnsoldPrizes,
+        Power::ManageBlocks,
+        Power::ReadAudit,
+    ];
 }
 
 /// The roles' powers: support reads players and suspends them but moves no money; finance moves money;
@@ -91,7 +107,11 @@ mod tests {
         assert!(code_matches(&secret, &code, now) && code_matches(&secret, &format!(" {code} "), now + 30));
         assert!(!code_matches(&secret, &code, now + 90), "two steps later");
         let wrong = format!("{:06}", (code.parse::<u32>().unwrap() + 1) % 1_000_000);
-        assert!(!code_matches(&secret, &wrong, now) && !code_matches(&secret, "12345", now) && !code_matches(&secret, "", now));
+        assert!(
+            !code_matches(&secret, &wrong, now)
+                && !code_matches(&secret, "12345", now)
+                && !code_matches(&secret, "", now)
+        );
         assert!(totp_url(&secret, "ann").unwrap().starts_with("otpauth://totp/"));
     }
 
@@ -108,6 +128,8 @@ mod tests {
     #[test]
     fn staff_names_are_plain() {
         assert!(new_staff("ann.b", Role::Support, "h".into()).is_ok());
-        assert!(new_staff("", Role::Support, "h".into()).is_err() && new_staff("a b", Role::Support, "h".into()).is_err());
+        assert!(
+            new_staff("", Role::Support, "h".into()).is_err() && new_staff("a b", Role::Support, "h".into()).is_err()
+        );
     }
 }

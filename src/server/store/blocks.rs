@@ -20,7 +20,12 @@ impl Store {
     pub async fn block_tree(&self, emission: u32, block: u32) -> Result<Option<Vec<Hash>>, StoreError> {
         self.read((emission, block), |tx, (emission, block)| {
             Box::pin(async move {
-                let row = tx.query_opt("SELECT kept_level FROM block_trees WHERE emission = $1 AND block = $2", &[(*emission).into(), (*block).into()]).await?;
+                let row = tx
+                    .query_opt(
+                        "SELECT kept_level FROM block_trees WHERE emission = $1 AND block = $2",
+                        &[(*emission).into(), (*block).into()],
+                    )
+                    .await?;
                 Ok(row.map(|r| hashes(&r.bytes(0)?)).transpose()?)
             })
         })
@@ -29,11 +34,19 @@ impl Store {
 
     /// Stores the kept level of a block's tree, replacing one that failed its check.
     pub async fn save_block_tree(&self, emission: u32, block: u32, kept_level: Vec<Hash>) -> Result<(), StoreError> {
-        self.write((emission, block, kept_level), |tx, (emission, block, level)| Box::pin(save_block_tree(tx, *emission, *block, level))).await
+        self.write((emission, block, kept_level), |tx, (emission, block, level)| {
+            Box::pin(save_block_tree(tx, *emission, *block, level))
+        })
+        .await
     }
 
     pub async fn next_emission(&self) -> Result<u32, StoreError> {
-        self.read((), |tx, ()| Box::pin(async move { Ok(tx.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.unsigned(0)?) })).await
+        self.read((), |tx, ()| {
+            Box::pin(async move {
+                Ok(tx.query_one("SELECT COALESCE(MAX(emission), 0) + 1 FROM blocks", &[]).await?.unsigned(0)?)
+            })
+        })
+        .await
     }
 
     pub async fn blocks(&self) -> Result<Vec<BlockRecord>, StoreError> {
@@ -49,7 +62,12 @@ impl Store {
     pub async fn block(&self, emission: u32, block: u32) -> Result<BlockRecord, StoreError> {
         self.read((emission, block), |tx, (emission, block)| {
             Box::pin(async move {
-                let row = tx.query_opt(&format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"), &[(*emission).into(), (*block).into()]).await?;
+                let row = tx
+                    .query_opt(
+                        &format!("{BLOCK_QUERY} WHERE b.emission = $1 AND b.block = $2"),
+                        &[(*emission).into(), (*block).into()],
+                    )
+                    .await?;
                 Ok(rows::block(&row.ok_or(StoreError::NotFound("block"))?)?)
             })
         })
@@ -70,8 +88,11 @@ impl Store {
     pub async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>, StoreError> {
         self.read((), |tx, ()| {
             Box::pin(async move {
-                let rows = tx.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
-                let key = |r: &super::tx::Row| Ok::<_, StoreError>(SigningKeyRecord { kid: r.text(0)?, secret: r.hash(1)?, created_at: r.int(2)? });
+                let rows =
+                    tx.query("SELECT kid, secret, created_at FROM signing_keys ORDER BY created_at, kid", &[]).await?;
+                let key = |r: &super::tx::Row| {
+                    Ok::<_, StoreError>(SigningKeyRecord { kid: r.text(0)?, secret: r.hash(1)?, created_at: r.int(2)? })
+                };
                 Ok(rows.iter().map(key).collect::<Result<_, _>>()?)
             })
         })
@@ -95,9 +116,19 @@ impl Store {
 
     /// Withdraws a block from sale for good: no ticket of it is sold again, and sales go on from the
     /// next. Recorded in the audit log.
-    pub async fn withdraw_block(&self, emission: u32, block: u32, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn withdraw_block(
+        &self,
+        emission: u32,
+        block: u32,
+        actor: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
         let args = (emission, block, actor.to_owned(), reason.to_owned(), now);
-        self.write(args, |tx, (emission, block, actor, reason, now)| Box::pin(withdraw_block(tx, *emission, *block, actor, reason, *now))).await
+        self.write(args, |tx, (emission, block, actor, reason, now)| {
+            Box::pin(withdraw_block(tx, *emission, *block, actor, reason, *now))
+        })
+        .await
     }
 
     /// The 32-byte secret named `name`, made (from the operating system's randomness) if none is
@@ -108,13 +139,19 @@ impl Store {
             .write((name.to_owned(), fresh, now), |tx, (name, fresh, now)| {
                 Box::pin(async move {
                     let params = [name.into(), fresh.into(), (*now).into()];
-                    tx.execute("INSERT INTO server_secrets (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &params).await?;
+                    tx.execute(
+                        "INSERT INTO server_secrets (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT \
+                        DO NOTHING",
+                        &params,
+                    )
+                    .await?;
                     let row = tx.query_opt("SELECT secret FROM server_secrets WHERE name = $1", &[name.into()]).await?;
                     Ok(row.ok_or_else(|| StoreError::Backend(format!("the secret {name} is not there")))?.text(0)?)
                 })
             })
             .await?;
-        crate::block::from_hex(&hex).ok_or_else(|| StoreError::Backend(format!("the secret {name} is not 32 bytes in hex")))
+        crate::block::from_hex(&hex)
+            .ok_or_else(|| StoreError::Backend(format!("the secret {name} is not 32 bytes in hex")))
     }
 }
 
@@ -126,7 +163,8 @@ async fn insert_block(tx: &mut dyn Tx, block: &NewBlock) -> Result<(), Failure> 
     .await?;
     let inserted = tx
         .execute(
-            "INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at, scheme) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+            "INSERT INTO blocks (emission, block, seed, root, design_hash, lots, created_at, scheme) VALUES ($1, $2, \
+                $3, $4, $5, $6, $7, $8) \
              ON CONFLICT DO NOTHING",
             &[
                 block.emission.into(),
@@ -161,14 +199,25 @@ async fn save_block_tree(tx: &mut dyn Tx, emission: u32, block: u32, kept_level:
     Ok(())
 }
 
-async fn withdraw_block(tx: &mut dyn Tx, emission: u32, block: u32, actor: &str, reason: &str, now: i64) -> Result<(), Failure> {
-    let exists = tx.query_opt("SELECT 1 FROM blocks WHERE emission = $1 AND block = $2", &[emission.into(), block.into()]).await?.is_some();
+async fn withdraw_block(
+    tx: &mut dyn Tx,
+    emission: u32,
+    block: u32,
+    actor: &str,
+    reason: &str,
+    now: i64,
+) -> Result<(), Failure> {
+    let exists = tx
+        .query_opt("SELECT 1 FROM blocks WHERE emission = $1 AND block = $2", &[emission.into(), block.into()])
+        .await?
+        .is_some();
     if !exists {
         return Err(StoreError::NotFound("block").into());
     }
     let added = tx
         .execute(
-            "INSERT INTO block_withdrawals (emission, block, at, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            "INSERT INTO block_withdrawals (emission, block, at, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO \
+                NOTHING",
             &[emission.into(), block.into(), now.into(), reason.into()],
         )
         .await?;

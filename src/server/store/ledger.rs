@@ -119,13 +119,27 @@ impl<'a> Transfer<'a> {
     /// A ticket's 3 € stake, from its buyer's wallet to its block's stakes.
     pub fn stake(player: &'a str, ticket: &'a str, emission: u32, block: u32) -> Transfer<'a> {
         let (kind, amount, ticket) = (TransferKind::Stake, TICKET_PRICE, Some(ticket));
-        Transfer { kind, debit: Account::Wallet(player), credit: Account::Stakes { emission, block }, amount, ticket, reason: None }
+        Transfer {
+            kind,
+            debit: Account::Wallet(player),
+            credit: Account::Stakes { emission, block },
+            amount,
+            ticket,
+            reason: None,
+        }
     }
 
     /// A ticket's win, from its block's prizes to its buyer's wallet.
     pub fn win(player: &'a str, ticket: &'a str, emission: u32, block: u32, lot: Cents) -> Transfer<'a> {
         let (kind, ticket) = (TransferKind::Win, Some(ticket));
-        Transfer { kind, debit: Account::Prizes { emission, block }, credit: Account::Wallet(player), amount: lot, ticket, reason: None }
+        Transfer {
+            kind,
+            debit: Account::Prizes { emission, block },
+            credit: Account::Wallet(player),
+            amount: lot,
+            ticket,
+            reason: None,
+        }
     }
 
     /// Money into a wallet from outside the game: demo money, or real money paid in.
@@ -145,7 +159,13 @@ impl<'a> Transfer<'a> {
     }
 
     /// A move that is not a ticket's: `amount` from `debit` to `credit`, with why.
-    pub fn between(kind: TransferKind, debit: Account<'a>, credit: Account<'a>, amount: Cents, reason: &'a str) -> Transfer<'a> {
+    pub fn between(
+        kind: TransferKind,
+        debit: Account<'a>,
+        credit: Account<'a>,
+        amount: Cents,
+        reason: &'a str,
+    ) -> Transfer<'a> {
         Transfer { kind, debit, credit, amount, ticket: None, reason: Some(reason) }
     }
 }
@@ -207,8 +227,20 @@ pub struct LedgerFacts {
 pub type Counts = [u64; 5];
 
 impl LedgerFacts {
-    pub fn new(accounts: Vec<AccountFacts>, transfers: u64, blocks: Vec<BlockFacts>, counts: Counts, pending_withdrawals: i64) -> LedgerFacts {
-        let [tickets_without_one_stake, tickets_with_wrong_win, misattributed_stakes, misattributed_wins, orphan_transfers] = counts;
+    pub fn new(
+        accounts: Vec<AccountFacts>,
+        transfers: u64,
+        blocks: Vec<BlockFacts>,
+        counts: Counts,
+        pending_withdrawals: i64,
+    ) -> LedgerFacts {
+        let [
+            tickets_without_one_stake,
+            tickets_with_wrong_win,
+            misattributed_stakes,
+            misattributed_wins,
+            orphan_transfers,
+        ] = counts;
         LedgerFacts {
             accounts,
             transfers,
@@ -233,7 +265,11 @@ pub struct LedgerReport {
 
 impl fmt::Display for LedgerReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "ledger check passed: {} accounts, {} transfers, balances sum to 0", self.accounts, self.transfers)?;
+        writeln!(
+            f,
+            "ledger check passed: {} accounts, {} transfers, balances sum to 0",
+            self.accounts, self.transfers
+        )?;
         for b in &self.blocks {
             writeln!(
                 f,
@@ -258,7 +294,10 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
     for a in &facts.accounts {
         total += i128::from(a.stored);
         if a.stored != a.from_transfers {
-            problems.push(format!("account {}: stored balance {} but its transfers sum to {}", a.id, a.stored, a.from_transfers));
+            problems.push(format!(
+                "account {}: stored balance {} but its transfers sum to {}",
+                a.id, a.stored, a.from_transfers
+            ));
         }
         if a.kind == "wallet" && a.stored < 0 {
             problems.push(format!("account {}: a wallet below zero ({})", a.id, a.stored));
@@ -269,7 +308,10 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
     }
     let held = facts.accounts.iter().find(|a| a.kind == "withdrawals").map_or(0, |a| a.stored);
     if held != facts.pending_withdrawals {
-        problems.push(format!("account withdrawals holds {held} but the withdrawals pending add up to {}", facts.pending_withdrawals));
+        problems.push(format!(
+            "account withdrawals holds {held} but the withdrawals pending add up to {}",
+            facts.pending_withdrawals
+        ));
     }
     let price = i64::try_from(TICKET_PRICE.0).expect("3 € fits");
     for b in &facts.blocks {
@@ -279,11 +321,17 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
         }
         let expected_stakes = i128::from(price) * i128::from(b.tickets);
         if i128::from(b.stakes_balance) != expected_stakes {
-            problems.push(format!("{name}: stakes hold {} but {} tickets × 3 € = {expected_stakes}", b.stakes_balance, b.tickets));
+            problems.push(format!(
+                "{name}: stakes hold {} but {} tickets × 3 € = {expected_stakes}",
+                b.stakes_balance, b.tickets
+            ));
         }
         let paid = -i128::from(b.prizes_balance);
         if paid + i128::from(b.owed) != i128::from(b.committed) {
-            problems.push(format!("{name}: prizes paid {paid} + owed {} ≠ {} committed for the tickets sold", b.owed, b.committed));
+            problems.push(format!(
+                "{name}: prizes paid {paid} + owed {} ≠ {} committed for the tickets sold",
+                b.owed, b.committed
+            ));
         }
         if b.lot_mismatches > 0 {
             problems.push(format!("{name}: {} tickets record another lot than the block committed", b.lot_mismatches));
@@ -294,16 +342,30 @@ pub fn check(facts: LedgerFacts) -> Result<LedgerReport, Vec<String>> {
         (facts.tickets_with_wrong_win, "tickets whose win transfer is missing, extra or wrong"),
         (facts.misattributed_stakes, "stakes not taken from the ticket owner's wallet into its block's stakes"),
         (facts.misattributed_wins, "wins not paid from the ticket's block's prizes into its owner's wallet"),
-        (facts.orphan_transfers, "transfers naming a missing account or ticket, or accounts their kind does not move money between"),
+        (
+            facts.orphan_transfers,
+            "transfers naming a missing account or ticket, or accounts their kind does not move money between",
+        ),
     ];
     problems.extend(wrong.into_iter().filter(|(count, _)| *count > 0).map(|(count, what)| format!("{count} {what}")));
-    if problems.is_empty() { Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks }) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(LedgerReport { accounts: facts.accounts.len(), transfers: facts.transfers, blocks: facts.blocks })
+    } else {
+        Err(problems)
+    }
 }
 
 /// Every account's facts: its balance as stored (`stored`, by id) beside what its transfers sum to
 /// (`sums`: id, kind, credits − debits, as [`super::sql::TRANSFER_SUMS`] reads them).
 pub fn accounts(sums: Vec<(String, String, i64)>, stored: &HashMap<String, i64>) -> Vec<AccountFacts> {
-    sums.into_iter().map(|(id, kind, from_transfers)| AccountFacts { stored: stored.get(&id).copied().unwrap_or(0), id, kind, from_transfers }).collect()
+    sums.into_iter()
+        .map(|(id, kind, from_transfers)| AccountFacts {
+            stored: stored.get(&id).copied().unwrap_or(0),
+            id,
+            kind,
+            from_transfers,
+        })
+        .collect()
 }
 
 /// A block's tickets, counted one by one as a backend reads them (a block holds up to 1 500 000).
@@ -337,7 +399,13 @@ impl BlockTally {
     }
 
     /// The block's facts, with its sale counter and the stored balances of its accounts.
-    pub fn facts(self, emission: u32, block: u32, sold: u64, stored: &HashMap<String, i64>) -> Result<BlockFacts, StoreError> {
+    pub fn facts(
+        self,
+        emission: u32,
+        block: u32,
+        sold: u64,
+        stored: &HashMap<String, i64>,
+    ) -> Result<BlockFacts, StoreError> {
         if let Some(index) = self.beyond {
             return Err(StoreError::Backend(format!("E{emission}-B{block}: ticket {index} is beyond the block")));
         }
@@ -373,12 +441,16 @@ async fn ledger_facts(tx: &mut dyn Tx) -> Result<LedgerFacts, Failure> {
     let sums = tx.query(sql::TRANSFER_SUMS, &[]).await?;
     let sums = sums.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?))).collect::<Result<_, StoreError>>()?;
     let stored = tx.query(tx.layout().stored_balances, &[]).await?;
-    let stored: HashMap<String, i64> = stored.iter().map(|r| Ok((r.text(0)?, r.int(1)?))).collect::<Result<_, StoreError>>()?;
+    let stored: HashMap<String, i64> =
+        stored.iter().map(|r| Ok((r.text(0)?, r.int(1)?))).collect::<Result<_, StoreError>>()?;
     let transfers = count(tx.query_one(sql::TRANSFER_COUNT, &[]).await?.int(0)?)?;
     let mut blocks = Vec::new();
     for row in tx.query(sql::BLOCK_SALES, &[]).await? {
         let (emission, block, sold) = (row.unsigned(0)?, row.unsigned(1)?, count(row.int(2)?)?);
-        let lots = tx.query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[emission.into(), block.into()]).await?.bytes(0)?;
+        let lots = tx
+            .query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[emission.into(), block.into()])
+            .await?
+            .bytes(0)?;
         let size = u32::try_from(lots.len()).map_err(|e| StoreError::Backend(e.to_string()))?;
         let mut tally = BlockTally::new(lots);
         let mut from = 0u32;
@@ -413,7 +485,12 @@ mod tests {
     use super::*;
 
     fn balanced() -> LedgerFacts {
-        let account = |id: &str, kind: &str, balance: i64| AccountFacts { id: id.into(), kind: kind.into(), stored: balance, from_transfers: balance };
+        let account = |id: &str, kind: &str, balance: i64| AccountFacts {
+            id: id.into(),
+            kind: kind.into(),
+            stored: balance,
+            from_transfers: balance,
+        };
         LedgerFacts {
             accounts: vec![
                 account("demo", "demo", -10_000),
@@ -448,7 +525,10 @@ mod tests {
     fn a_balanced_ledger_passes() {
         let report = check(balanced()).unwrap();
         assert_eq!((report.accounts, report.transfers), (4, 4));
-        assert!(report.to_string().contains("prizes paid 5,00\u{a0}€ + owed 10,00\u{a0}€ = committed 15,00\u{a0}€"), "{report}");
+        assert!(
+            report.to_string().contains("prizes paid 5,00\u{a0}€ + owed 10,00\u{a0}€ = committed 15,00\u{a0}€"),
+            "{report}"
+        );
     }
 
     #[test]
@@ -472,7 +552,12 @@ mod tests {
         assert_eq!(problems.len(), 9, "{problems:?}");
 
         let mut f = balanced();
-        f.accounts.push(AccountFacts { id: "withdrawals".into(), kind: "withdrawals".into(), stored: 500, from_transfers: 500 });
+        f.accounts.push(AccountFacts {
+            id: "withdrawals".into(),
+            kind: "withdrawals".into(),
+            stored: 500,
+            from_transfers: 500,
+        });
         f.accounts[1].stored -= 500;
         f.accounts[1].from_transfers -= 500;
         f.pending_withdrawals = 300;

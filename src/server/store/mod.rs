@@ -65,15 +65,27 @@ impl Store {
         }
     }
 
-    async fn read<A: Send + Sync + 'static, T: Send + 'static>(&self, args: A, work: WorkFn<A, T>) -> Result<T, StoreError> {
+    async fn read<A: Send + Sync + 'static, T: Send + 'static>(
+        &self,
+        args: A,
+        work: WorkFn<A, T>,
+    ) -> Result<T, StoreError> {
         self.run(Access::Read, args, work).await
     }
 
-    async fn snapshot<A: Send + Sync + 'static, T: Send + 'static>(&self, args: A, work: WorkFn<A, T>) -> Result<T, StoreError> {
+    async fn snapshot<A: Send + Sync + 'static, T: Send + 'static>(
+        &self,
+        args: A,
+        work: WorkFn<A, T>,
+    ) -> Result<T, StoreError> {
         self.run(Access::Snapshot, args, work).await
     }
 
-    async fn write<A: Send + Sync + 'static, T: Send + 'static>(&self, args: A, work: WorkFn<A, T>) -> Result<T, StoreError> {
+    async fn write<A: Send + Sync + 'static, T: Send + 'static>(
+        &self,
+        args: A,
+        work: WorkFn<A, T>,
+    ) -> Result<T, StoreError> {
         self.run(Access::Write, args, work).await
     }
 
@@ -89,7 +101,13 @@ impl Store {
     /// Credits up to `limit` tickets sold at or before `sold_before` and not yet credited, oldest first,
     /// starting after `after` (where the round has got to, so that a ticket that failed is passed and
     /// never holds up the others), each on its own (one failure does not stop the others).
-    pub async fn settle_due(&self, sold_before: i64, after: Option<DuePlace>, limit: usize, now: i64) -> Result<SettleReport, StoreError> {
+    pub async fn settle_due(
+        &self,
+        sold_before: i64,
+        after: Option<DuePlace>,
+        limit: usize,
+        now: i64,
+    ) -> Result<SettleReport, StoreError> {
         let start = DuePlace::start(after);
         match &self.engine {
             Engine::Sqlite(_) => self.settle_one_by_one(sold_before, start, limit, now).await,
@@ -98,7 +116,8 @@ impl Store {
                 // One ticket the batch cannot settle (its block's prizes account gone) fails the batch:
                 // each is tried again alone, so that the others are settled and it is reported.
                 Err(e) => {
-                    tracing::debug!(error = %e, "a settlement batch failed as a whole; settling its tickets one by one");
+                    tracing::debug!(error = %e, "a settlement batch failed as a whole; settling its tickets one by \
+                        one");
                     self.settle_one_by_one(sold_before, start, limit, now).await
                 }
             },
@@ -118,7 +137,12 @@ impl Store {
 /// each batch going on after the last ticket the one before looked at: a ticket that fails is passed
 /// and reported, never met first again, so failures cannot hold up the others. The report adds up the
 /// round's batches.
-pub async fn settle_round(store: &Store, sold_before: i64, batches: Batches, now: impl Fn() -> i64) -> Result<SettleReport, StoreError> {
+pub async fn settle_round(
+    store: &Store,
+    sold_before: i64,
+    batches: Batches,
+    now: impl Fn() -> i64,
+) -> Result<SettleReport, StoreError> {
     let mut round = SettleReport::default();
     let mut batch = batches.first;
     loop {
@@ -139,8 +163,12 @@ pub async fn settle_round(store: &Store, sold_before: i64, batches: Batches, now
 mod tests {
     /// The versions and names of a folder of migrations, in order.
     fn migrations(engine: &str) -> Vec<String> {
-        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server/store").join(engine).join("migrations");
-        let mut names: Vec<String> = std::fs::read_dir(&folder).unwrap().map(|entry| entry.unwrap().file_name().into_string().unwrap()).collect();
+        let folder =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server/store").join(engine).join("migrations");
+        let mut names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
         names.sort_by_key(|name| name.trim_start_matches('V').split('_').next().unwrap().parse::<u32>().unwrap());
         names
     }
@@ -152,7 +180,11 @@ mod tests {
         let (sqlite, postgres) = (migrations("sqlite"), migrations("postgres"));
         assert_eq!(sqlite, postgres);
         for (n, name) in sqlite.iter().enumerate() {
-            assert!(name.starts_with(&format!("V{}__", n + 1)) && name.ends_with(".sql"), "{name} is not version {}", n + 1);
+            assert!(
+                name.starts_with(&format!("V{}__", n + 1)) && name.ends_with(".sql"),
+                "{name} is not version {}",
+                n + 1
+            );
         }
     }
 }

@@ -11,7 +11,12 @@ use crate::rules::Zone;
 /// Each new zone is stamped `now`, less its `seconds_ago` (same order as `zones`, missing ones 0): a
 /// zone uncovered while the network was down is stamped when the player uncovered it, as the browser
 /// counted, never before the sale or the zone uncovered before it, never after `now`.
-pub fn reveal(ticket: &TicketRecord, zones: &[usize], seconds_ago: &[u32], now: i64) -> Result<Option<TicketRecord>, StoreError> {
+pub fn reveal(
+    ticket: &TicketRecord,
+    zones: &[usize],
+    seconds_ago: &[u32],
+    now: i64,
+) -> Result<Option<TicketRecord>, StoreError> {
     if ticket.finished_at.is_some() {
         return Err(StoreError::Finished);
     }
@@ -25,7 +30,11 @@ pub fn reveal(ticket: &TicketRecord, zones: &[usize], seconds_ago: &[u32], now: 
     if after.revealed_at.len() == after.revealed.len() {
         let mut earliest = ticket.revealed_at.last().map_or(ticket.sold_at, |&last| last.max(ticket.sold_at));
         for i in ticket.revealed.len()..after.revealed.len() {
-            let ago = zones.iter().position(|&z| z == after.revealed[i]).and_then(|j| seconds_ago.get(j)).map_or(0, |&s| i64::from(s));
+            let ago = zones
+                .iter()
+                .position(|&z| z == after.revealed[i])
+                .and_then(|j| seconds_ago.get(j))
+                .map_or(0, |&s| i64::from(s));
             earliest = (now - ago).clamp(earliest.min(now), now);
             after.revealed_at[i] = earliest;
         }
@@ -87,7 +96,11 @@ mod tests {
         assert_eq!(early.revealed_at, [10, 10], "not before the zone before it");
         let fresh = ticket(Mode::Auto, vec![]);
         assert_eq!(reveal(&fresh, &[4], &[500], 100).unwrap().unwrap().revealed_at, [0], "not before the sale");
-        assert_eq!(reveal(&fresh, &[4, 6], &[30], 100).unwrap().unwrap().revealed_at, [70, 100], "a zone with no age: now");
+        assert_eq!(
+            reveal(&fresh, &[4, 6], &[30], 100).unwrap().unwrap().revealed_at,
+            [70, 100],
+            "a zone with no age: now"
+        );
     }
 
     #[test]

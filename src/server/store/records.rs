@@ -210,7 +210,10 @@ pub struct SigningKeyRecord {
 
 impl std::fmt::Debug for SigningKeyRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SigningKeyRecord").field("kid", &self.kid).field("created_at", &self.created_at).finish_non_exhaustive()
+        f.debug_struct("SigningKeyRecord")
+            .field("kid", &self.kid)
+            .field("created_at", &self.created_at)
+            .finish_non_exhaustive()
     }
 }
 
@@ -236,7 +239,9 @@ impl TicketRecord {
 
 /// An amount read back from a column that never holds a negative one.
 pub(super) fn cents(amount: i64) -> Result<Cents, StoreError> {
-    u64::try_from(amount).map(Cents).map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
+    u64::try_from(amount)
+        .map(Cents)
+        .map_err(|_| StoreError::Backend(format!("a negative amount where none can be: {amount}")))
 }
 
 /// An amount as both databases keep it (a signed 64-bit integer).

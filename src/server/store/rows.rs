@@ -18,11 +18,14 @@ pub trait Columns {
 
     fn unsigned(&self, i: usize) -> Result<u32, StoreError> {
         let n = self.int(i)?;
-        u32::try_from(n).map_err(|_| StoreError::Backend(format!("column {i}: {n} where a number from 0 to 2³² is expected")))
+        u32::try_from(n)
+            .map_err(|_| StoreError::Backend(format!("column {i}: {n} where a number from 0 to 2³² is expected")))
     }
 
     fn hash(&self, i: usize) -> Result<Hash, StoreError> {
-        self.bytes(i)?.try_into().map_err(|_| StoreError::Backend(format!("column {i}: a stored hash or seed is not 32 bytes")))
+        self.bytes(i)?
+            .try_into()
+            .map_err(|_| StoreError::Backend(format!("column {i}: a stored hash or seed is not 32 bytes")))
     }
 
     fn json<T: serde::de::DeserializeOwned>(&self, i: usize) -> Result<T, StoreError> {
@@ -58,7 +61,8 @@ pub fn block(r: &impl Columns) -> Result<BlockRecord, StoreError> {
         root: r.hash(5)?,
         design_hash: r.hash(6)?,
         closed_at: r.optional_int(7)?,
-        scheme: Scheme::from_number(r.unsigned(8)?).ok_or_else(|| StoreError::Backend("a block of an unknown scheme".into()))?,
+        scheme: Scheme::from_number(r.unsigned(8)?)
+            .ok_or_else(|| StoreError::Backend("a block of an unknown scheme".into()))?,
         withdrawn_at: r.optional_int(9)?,
     })
 }

@@ -16,15 +16,26 @@ use crate::server::store::{Store, StoreError, cents};
 impl Store {
     /// Suspends (`true`) or restores a player's account: a suspended wallet's guard refuses every stake
     /// and deposit. Asking for the state it is already in is [`StoreError::AlreadyDone`].
-    pub async fn suspend(&self, player: &str, suspended: bool, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn suspend(
+        &self,
+        player: &str,
+        suspended: bool,
+        actor: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
         let args = (player.to_owned(), suspended, actor.to_owned(), reason.to_owned(), now);
-        self.write(args, |tx, (player, suspended, actor, reason, now)| Box::pin(suspend(tx, player, *suspended, actor, reason, *now))).await
+        self.write(args, |tx, (player, suspended, actor, reason, now)| {
+            Box::pin(suspend(tx, player, *suspended, actor, reason, *now))
+        })
+        .await
     }
 
     /// Staff close an account for good, its balance paid out; what was paid.
     pub async fn close_account(&self, player: &str, actor: &str, reason: &str, now: i64) -> Result<Cents, StoreError> {
         let args = (player.to_owned(), actor.to_owned(), reason.to_owned(), now);
-        self.write(args, |tx, (player, actor, reason, now)| Box::pin(close_by_staff(tx, player, actor, reason, *now))).await
+        self.write(args, |tx, (player, actor, reason, now)| Box::pin(close_by_staff(tx, player, actor, reason, *now)))
+            .await
     }
 
     /// Players whose id is `query`, whose name starts with it, or whose last name is it.
@@ -50,13 +61,28 @@ pub(super) fn player_target(player: &str) -> String {
 
 /// Suspends (`true`) or restores a player's account: a suspended wallet's guard refuses every stake
 /// and deposit. Asking for the state it is already in is [`StoreError::AlreadyDone`].
-async fn suspend(tx: &mut dyn Tx, player: &str, suspended: bool, actor: &str, reason: &str, now: i64) -> Result<(), Failure> {
+async fn suspend(
+    tx: &mut dyn Tx,
+    player: &str,
+    suspended: bool,
+    actor: &str,
+    reason: &str,
+    now: i64,
+) -> Result<(), Failure> {
     let wallet = Account::Wallet(player).id();
     let (table, key) = (tx.layout().wallet_table, tx.layout().wallet_key);
     let changed = if suspended {
-        tx.execute(&format!("UPDATE {table} SET suspended_at = $2 WHERE {key} AND suspended_at IS NULL"), &[wallet.into(), now.into()]).await?
+        tx.execute(
+            &format!("UPDATE {table} SET suspended_at = $2 WHERE {key} AND suspended_at IS NULL"),
+            &[wallet.into(), now.into()],
+        )
+        .await?
     } else {
-        tx.execute(&format!("UPDATE {table} SET suspended_at = NULL WHERE {key} AND suspended_at IS NOT NULL"), &[wallet.into()]).await?
+        tx.execute(
+            &format!("UPDATE {table} SET suspended_at = NULL WHERE {key} AND suspended_at IS NOT NULL"),
+            &[wallet.into()],
+        )
+        .await?
     };
     if changed == 0 {
         let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
@@ -69,17 +95,36 @@ async fn suspend(tx: &mut dyn Tx, player: &str, suspended: bool, actor: &str, re
     }
     let action = if suspended { "player_suspended" } else { "player_restored" };
     let state = |s: bool| Some(serde_json::json!({ "suspended": s }));
-    append(tx, &AuditNote::new(actor, action, player_target(player)).change(state(!suspended), state(suspended)).because(reason), now).await?;
+    append(
+        tx,
+        &AuditNote::new(actor, action, player_target(player))
+            .change(state(!suspended), state(suspended))
+            .because(reason),
+        now,
+    )
+    .await?;
     Ok(())
 }
 
 /// Closes an open account for good: its whole balance paid out to `cash` (a withdrawal, `why`), closed
 /// forever (sessions ended, nothing staked or deposited again), and `event` in the player's record.
 /// What it paid out. Shared by the ban file's import and staff.
-pub(crate) async fn close_account(tx: &mut dyn Tx, player: &str, why: &str, event: &str, now: i64) -> Result<Cents, Failure> {
-    if tx.execute("UPDATE players SET closed_at = $2 WHERE id = $1 AND closed_at IS NULL", &[player.into(), now.into()]).await? == 0 {
+pub(crate) async fn close_account(
+    tx: &mut dyn Tx,
+    player: &str,
+    why: &str,
+    event: &str,
+    now: i64,
+) -> Result<Cents, Failure> {
+    if tx
+        .execute("UPDATE players SET closed_at = $2 WHERE id = $1 AND closed_at IS NULL", &[player.into(), now.into()])
+        .await?
+        == 0
+    {
         let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
-        return Err(if exists { StoreError::AlreadyDone(Already::Closed) } else { StoreError::NotFound("player") }.into());
+        return Err(
+            if exists { StoreError::AlreadyDone(Already::Closed) } else { StoreError::NotFound("player") }.into()
+        );
     }
     let paid = balance(tx, player).await?;
     if !paid.is_zero() {
@@ -90,17 +135,21 @@ pub(crate) async fn close_account(tx: &mut dyn Tx, player: &str, why: &str, even
     let closed = Pause { kind: PauseKind::Closed, until: FOREVER };
     pause_player(tx, player, closed, Actor::Operator, now).await?;
     let detail = serde_json::json!({ "paid_out_cents": paid.0 }).to_string();
-    tx.execute(RECORD, &[player.into(), now.into(), Actor::Operator.as_str().into(), event.into(), detail.into()]).await?;
+    tx.execute(RECORD, &[player.into(), now.into(), Actor::Operator.as_str().into(), event.into(), detail.into()])
+        .await?;
     Ok(paid)
 }
 
 /// Staff close an account (its balance paid out), with why, recorded in the audit log.
 async fn close_by_staff(tx: &mut dyn Tx, player: &str, actor: &str, reason: &str, now: i64) -> Result<Cents, Failure> {
-    let paid = close_account(tx, player, &format!("closed by the operator: {reason}"), "closed_by_operator", now).await?;
+    let paid =
+        close_account(tx, player, &format!("closed by the operator: {reason}"), "closed_by_operator", now).await?;
     let after = serde_json::json!({ "closed": true, "paid_out_cents": paid.0 });
     append(
         tx,
-        &AuditNote::new(actor, "account_closed", player_target(player)).change(Some(serde_json::json!({ "closed": false })), Some(after)).because(reason),
+        &AuditNote::new(actor, "account_closed", player_target(player))
+            .change(Some(serde_json::json!({ "closed": false })), Some(after))
+            .because(reason),
         now,
     )
     .await?;
@@ -141,8 +190,10 @@ fn player_summary_from(r: &Row) -> Result<PlayerSummary, StoreError> {
 /// or whose last name is it; accounts before guests, newest first.
 async fn find_players(tx: &mut dyn Tx, query: &str, name_key: &str, limit: u32) -> Result<Vec<PlayerSummary>, Failure> {
     let sql = format!(
-        "SELECT p.id, p.name, p.guest, p.first_name, p.last_name, a.balance, a.suspended_at, a.paused_until, p.closed_at, p.created_at \
-         FROM players p JOIN {} WHERE p.id = $1 OR (p.name_key IS NOT NULL AND substr(p.name_key, 1, length($2)) = $2 AND $2 <> '') \
+        "SELECT p.id, p.name, p.guest, p.first_name, p.last_name, a.balance, a.suspended_at, a.paused_until, \
+            p.closed_at, p.created_at \
+         FROM players p JOIN {} WHERE p.id = $1 OR (p.name_key IS NOT NULL AND substr(p.name_key, 1, length($2)) = $2 \
+         AND $2 <> '') \
             OR lower(p.last_name) = lower($1) ORDER BY p.guest, p.created_at DESC LIMIT $3",
         tx.layout().wallet_of_player
     );
@@ -166,13 +217,21 @@ pub struct StatementLine {
 async fn statement(tx: &mut dyn Tx, player: &str, limit: u32) -> Result<Vec<StatementLine>, Failure> {
     let rows = tx
         .query(
-            "SELECT id, created_at, kind, CASE WHEN credit = $1 THEN amount ELSE -amount END, ticket_id, reason FROM transfers \
+            "SELECT id, created_at, kind, CASE WHEN credit = $1 THEN amount ELSE -amount END, ticket_id, reason FROM \
+                transfers \
              WHERE credit = $1 OR debit = $1 ORDER BY id DESC LIMIT $2",
             &[Account::Wallet(player).id().into(), limit.into()],
         )
         .await?;
     let line = |r: &Row| -> Result<StatementLine, StoreError> {
-        Ok(StatementLine { id: r.int(0)?, at: r.int(1)?, kind: r.text(2)?, amount_cents: r.int(3)?, ticket: r.optional_text(4)?, reason: r.optional_text(5)? })
+        Ok(StatementLine {
+            id: r.int(0)?,
+            at: r.int(1)?,
+            kind: r.text(2)?,
+            amount_cents: r.int(3)?,
+            ticket: r.optional_text(4)?,
+            reason: r.optional_text(5)?,
+        })
     };
     Ok(rows.iter().map(line).collect::<Result<_, _>>()?)
 }
@@ -187,7 +246,14 @@ pub struct SessionSummary {
 /// The player's sessions still open at `now`, newest first.
 async fn sessions(tx: &mut dyn Tx, player: &str, now: i64) -> Result<Vec<SessionSummary>, Failure> {
     let rows = tx
-        .query("SELECT started_at, expires_at FROM sessions WHERE player_id = $1 AND expires_at > $2 ORDER BY started_at DESC", &[player.into(), now.into()])
+        .query(
+            "SELECT started_at, expires_at FROM sessions WHERE player_id = $1 AND expires_at > $2 ORDER BY \
+            started_at DESC",
+            &[player.into(), now.into()],
+        )
         .await?;
-    Ok(rows.iter().map(|r| Ok::<_, StoreError>(SessionSummary { started_at: r.int(0)?, expires_at: r.int(1)? })).collect::<Result<_, _>>()?)
+    Ok(rows
+        .iter()
+        .map(|r| Ok::<_, StoreError>(SessionSummary { started_at: r.int(0)?, expires_at: r.int(1)? }))
+        .collect::<Result<_, _>>()?)
 }

@@ -58,7 +58,14 @@ pub struct AuditNote {
 
 impl AuditNote {
     pub fn new(actor: &str, action: &str, target: impl Into<String>) -> AuditNote {
-        AuditNote { actor: actor.to_owned(), action: action.to_owned(), target: target.into(), before: None, after: None, reason: None }
+        AuditNote {
+            actor: actor.to_owned(),
+            action: action.to_owned(),
+            target: target.into(),
+            before: None,
+            after: None,
+            reason: None,
+        }
     }
 
     pub fn change(mut self, before: Option<serde_json::Value>, after: Option<serde_json::Value>) -> AuditNote {
@@ -93,7 +100,8 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 /// A row's hash: SHA-256 over its fields and the previous row's hash, as a JSON array (one unambiguous
 /// encoding of texts that may hold any character), in hex.
 pub fn entry_hash(e: &AuditEntry) -> String {
-    let fields = serde_json::json!([e.seq, e.at, e.actor, e.action, e.target, e.before, e.after, e.reason, e.prev_hash]);
+    let fields =
+        serde_json::json!([e.seq, e.at, e.actor, e.action, e.target, e.before, e.after, e.reason, e.prev_hash]);
     crate::block::hex(&Sha256::digest(fields.to_string().as_bytes()))
 }
 
@@ -108,7 +116,10 @@ pub struct ChainBreak {
 /// Walks the log in order from `previous` (the last row checked, or none from the start): numbers
 /// follow one another, each row chains to the one before and its hash is its own. The last row
 /// checked, to go on from.
-pub fn verify_chain(previous: Option<(i64, String)>, entries: &[AuditEntry]) -> Result<Option<(i64, String)>, ChainBreak> {
+pub fn verify_chain(
+    previous: Option<(i64, String)>,
+    entries: &[AuditEntry],
+) -> Result<Option<(i64, String)>, ChainBreak> {
     let mut last = previous;
     for e in entries {
         let (seq, prev_hash) = last.clone().unwrap_or((0, GENESIS.to_owned()));
@@ -181,7 +192,13 @@ pub(crate) async fn append(tx: &mut dyn Tx, note: &AuditNote, now: i64) -> Resul
         e.hash.as_str().into(),
     ];
     let inserted = tx
-        .execute(&format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (seq) DO NOTHING"), &params)
+        .execute(
+            &format!(
+                "INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON \
+            CONFLICT (seq) DO NOTHING"
+            ),
+            &params,
+        )
         .await?;
     if inserted == 0 {
         return Err(Failure::Conflict(format!("audit log row {seq} was appended meanwhile")));

@@ -16,48 +16,108 @@ impl Store {
     /// The player asks to withdraw `amount`: it leaves the wallet at once, out of reach of play, until
     /// finance pays it or refuses it.
     pub async fn ask_withdrawal(&self, player: &str, amount: Cents, now: i64) -> Result<Withdrawal, StoreError> {
-        self.write((player.to_owned(), amount, now), |tx, (player, amount, now)| Box::pin(ask_withdrawal(tx, player, *amount, *now))).await
+        self.write((player.to_owned(), amount, now), |tx, (player, amount, now)| {
+            Box::pin(ask_withdrawal(tx, player, *amount, *now))
+        })
+        .await
     }
 
     /// Finance pays a pending withdrawal or refuses it (back to the wallet).
-    pub async fn decide_withdrawal(&self, id: i64, pay: bool, actor: &str, reason: &str, now: i64) -> Result<Withdrawal, StoreError> {
+    pub async fn decide_withdrawal(
+        &self,
+        id: i64,
+        pay: bool,
+        actor: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<Withdrawal, StoreError> {
         let args = (id, pay, actor.to_owned(), reason.to_owned(), now);
-        self.write(args, |tx, (id, pay, actor, reason, now)| Box::pin(decide_withdrawal(tx, *id, *pay, actor, reason, *now))).await
+        self.write(args, |tx, (id, pay, actor, reason, now)| {
+            Box::pin(decide_withdrawal(tx, *id, *pay, actor, reason, *now))
+        })
+        .await
     }
 
     /// Withdrawals in `state` (all, if none), oldest first, of one player if named.
-    pub async fn withdrawals(&self, state: Option<WithdrawalState>, player: Option<&str>, limit: u32) -> Result<Vec<Withdrawal>, StoreError> {
+    pub async fn withdrawals(
+        &self,
+        state: Option<WithdrawalState>,
+        player: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<Withdrawal>, StoreError> {
         let args = (state, player.map(str::to_owned), limit);
         self.read(args, |tx, (state, player, limit)| Box::pin(withdrawals(tx, *state, player.as_deref(), *limit))).await
     }
 
     /// The operator pays real money into a wallet (a deposit it received), through the wallet's guard,
     /// and records it; the new balance.
-    pub async fn operator_credit(&self, player: &str, credit: Credit, actor: &str, now: i64) -> Result<Cents, StoreError> {
+    pub async fn operator_credit(
+        &self,
+        player: &str,
+        credit: Credit,
+        actor: &str,
+        now: i64,
+    ) -> Result<Cents, StoreError> {
         let args = (player.to_owned(), credit, actor.to_owned(), now);
-        self.write(args, |tx, (player, credit, actor, now)| Box::pin(operator_credit(tx, player, credit, actor, *now))).await
+        self.write(args, |tx, (player, credit, actor, now)| Box::pin(operator_credit(tx, player, credit, actor, *now)))
+            .await
     }
 
     /// The operator pays real money out of a wallet, never below zero, and records it; the new balance.
-    pub async fn operator_debit(&self, player: &str, amount: Cents, reason: &str, actor: &str, now: i64) -> Result<Cents, StoreError> {
+    pub async fn operator_debit(
+        &self,
+        player: &str,
+        amount: Cents,
+        reason: &str,
+        actor: &str,
+        now: i64,
+    ) -> Result<Cents, StoreError> {
         let args = (player.to_owned(), amount, reason.to_owned(), actor.to_owned(), now);
-        self.write(args, |tx, (player, amount, reason, actor, now)| Box::pin(operator_debit(tx, player, *amount, reason, actor, *now))).await
+        self.write(args, |tx, (player, amount, reason, actor, now)| {
+            Box::pin(operator_debit(tx, player, *amount, reason, actor, *now))
+        })
+        .await
     }
 
     /// A staff credit (`amount_cents` > 0) or debit (< 0) of a real-money wallet: applied at once up to
     /// `threshold`, beyond it kept pending until another member approves it (four eyes).
-    pub async fn adjust(&self, player: &str, amount_cents: i64, reason: &str, actor: &str, threshold: Cents, now: i64) -> Result<Adjustment, StoreError> {
+    pub async fn adjust(
+        &self,
+        player: &str,
+        amount_cents: i64,
+        reason: &str,
+        actor: &str,
+        threshold: Cents,
+        now: i64,
+    ) -> Result<Adjustment, StoreError> {
         let args = (player.to_owned(), amount_cents, reason.to_owned(), actor.to_owned(), threshold, now);
-        self.write(args, |tx, (player, amount, reason, actor, threshold, now)| Box::pin(adjust(tx, player, *amount, reason, actor, *threshold, *now))).await
+        self.write(args, |tx, (player, amount, reason, actor, threshold, now)| {
+            Box::pin(adjust(tx, player, *amount, reason, actor, *threshold, *now))
+        })
+        .await
     }
 
     /// Another member approves (and so applies) or rejects a pending adjustment.
-    pub async fn decide_adjustment(&self, id: i64, approve: bool, actor: &str, now: i64) -> Result<Adjustment, StoreError> {
-        self.write((id, approve, actor.to_owned(), now), |tx, (id, approve, actor, now)| Box::pin(decide_adjustment(tx, *id, *approve, actor, *now))).await
+    pub async fn decide_adjustment(
+        &self,
+        id: i64,
+        approve: bool,
+        actor: &str,
+        now: i64,
+    ) -> Result<Adjustment, StoreError> {
+        self.write((id, approve, actor.to_owned(), now), |tx, (id, approve, actor, now)| {
+            Box::pin(decide_adjustment(tx, *id, *approve, actor, *now))
+        })
+        .await
     }
 
     /// Adjustments in `state` (all, if none), newest first, of one player if named.
-    pub async fn adjustments(&self, state: Option<AdjustmentState>, player: Option<&str>, limit: u32) -> Result<Vec<Adjustment>, StoreError> {
+    pub async fn adjustments(
+        &self,
+        state: Option<AdjustmentState>,
+        player: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<Adjustment>, StoreError> {
         let args = (state, player.map(str::to_owned), limit);
         self.read(args, |tx, (state, player, limit)| Box::pin(adjustments(tx, *state, player.as_deref(), *limit))).await
     }
@@ -122,14 +182,26 @@ async fn ask_withdrawal(tx: &mut dyn Tx, player: &str, amount: Cents, now: i64) 
         return Err(StoreError::Invalid("a withdrawal of 0 €".into()).into());
     }
     let moved = tx
-        .transfer(&Transfer::between(TransferKind::Withdrawal, Account::Wallet(player), Account::Withdrawals, amount, "retrait demandé par le joueur"), now)
+        .transfer(
+            &Transfer::between(
+                TransferKind::Withdrawal,
+                Account::Wallet(player),
+                Account::Withdrawals,
+                amount,
+                "retrait demandé par le joueur",
+            ),
+            now,
+        )
         .await?;
     if moved.is_none() {
         return Err(StoreError::Overdraft { balance: balance(tx, player).await?, amount }.into());
     }
     let row = tx
         .query_opt(
-            &format!("INSERT INTO withdrawals (player_id, amount, asked_at) VALUES ($1, $2, $3) RETURNING {WITHDRAWAL_COLUMNS}"),
+            &format!(
+                "INSERT INTO withdrawals (player_id, amount, asked_at) VALUES ($1, $2, $3) RETURNING \
+                {WITHDRAWAL_COLUMNS}"
+            ),
             &[player.into(), sql_amount(amount)?.into(), now.into()],
         )
         .await?
@@ -138,12 +210,20 @@ async fn ask_withdrawal(tx: &mut dyn Tx, player: &str, amount: Cents, now: i64) 
 }
 
 /// Finance pays a pending withdrawal (`withdrawals` → `cash`) or refuses it (back to the wallet).
-async fn decide_withdrawal(tx: &mut dyn Tx, id: i64, pay: bool, actor: &str, reason: &str, now: i64) -> Result<Withdrawal, Failure> {
+async fn decide_withdrawal(
+    tx: &mut dyn Tx,
+    id: i64,
+    pay: bool,
+    actor: &str,
+    reason: &str,
+    now: i64,
+) -> Result<Withdrawal, Failure> {
     let state = if pay { WithdrawalState::Paid } else { WithdrawalState::Refused };
     let row = tx
         .query_opt(
             &format!(
-                "UPDATE withdrawals SET state = $2, decided_at = $3, decided_by = $4, reason = $5 WHERE id = $1 AND state = 'pending' RETURNING {WITHDRAWAL_COLUMNS}"
+                "UPDATE withdrawals SET state = $2, decided_at = $3, decided_by = $4, reason = $5 WHERE id = $1 AND \
+                    state = 'pending' RETURNING {WITHDRAWAL_COLUMNS}"
             ),
             &[id.into(), state.as_str().into(), now.into(), actor.into(), reason.into()],
         )
@@ -157,24 +237,37 @@ async fn decide_withdrawal(tx: &mut dyn Tx, id: i64, pay: bool, actor: &str, rea
         .into());
     };
     let w = withdrawal_from(&row)?;
-    let (kind, to) = if pay { (TransferKind::WithdrawalPaid, Account::Cash) } else { (TransferKind::WithdrawalRefused, Account::Wallet(&w.player_id)) };
+    let (kind, to) = if pay {
+        (TransferKind::WithdrawalPaid, Account::Cash)
+    } else {
+        (TransferKind::WithdrawalRefused, Account::Wallet(&w.player_id))
+    };
     tx.transfer(&Transfer::between(kind, Account::Withdrawals, to, w.amount, reason), now)
         .await?
         .ok_or_else(|| StoreError::Backend("the withdrawals account could not pay".into()))?;
     let action = if pay { "withdrawal_paid" } else { "withdrawal_refused" };
     let note = AuditNote::new(actor, action, format!("withdrawal:{id}"))
-        .change(Some(serde_json::json!({ "state": "pending", "player": w.player_id, "amount_cents": w.amount.0 })), Some(serde_json::json!({ "state": state })))
+        .change(
+            Some(serde_json::json!({ "state": "pending", "player": w.player_id, "amount_cents": w.amount.0 })),
+            Some(serde_json::json!({ "state": state })),
+        )
         .because(reason);
     append(tx, &note, now).await?;
     Ok(w)
 }
 
 /// Withdrawals in `state` (all, if none), oldest first, of one player if named.
-async fn withdrawals(tx: &mut dyn Tx, state: Option<WithdrawalState>, player: Option<&str>, limit: u32) -> Result<Vec<Withdrawal>, Failure> {
+async fn withdrawals(
+    tx: &mut dyn Tx,
+    state: Option<WithdrawalState>,
+    player: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Withdrawal>, Failure> {
     let rows = tx
         .query(
             &format!(
-                "SELECT {WITHDRAWAL_COLUMNS} FROM withdrawals WHERE (CAST($1 AS TEXT) IS NULL OR state = $1) AND (CAST($2 AS TEXT) IS NULL OR player_id = $2) ORDER BY asked_at, id LIMIT $3"
+                "SELECT {WITHDRAWAL_COLUMNS} FROM withdrawals WHERE (CAST($1 AS TEXT) IS NULL OR state = $1) AND \
+                    (CAST($2 AS TEXT) IS NULL OR player_id = $2) ORDER BY asked_at, id LIMIT $3"
             ),
             &[state.map(WithdrawalState::as_str).into(), player.into(), limit.into()],
         )
@@ -184,22 +277,47 @@ async fn withdrawals(tx: &mut dyn Tx, state: Option<WithdrawalState>, player: Op
 
 /// The operator pays real money into a wallet (`vegas wallet credit`: a deposit it received), through
 /// the wallet's guard, and records it; the new balance.
-async fn operator_credit(tx: &mut dyn Tx, player: &str, credit: &Credit, actor: &str, now: i64) -> Result<Cents, Failure> {
+async fn operator_credit(
+    tx: &mut dyn Tx,
+    player: &str,
+    credit: &Credit,
+    actor: &str,
+    now: i64,
+) -> Result<Cents, Failure> {
     let balance = deposit(tx, player, credit, now).await?;
     let after = serde_json::json!({ "amount_cents": credit.amount.0, "balance_cents": balance.0 });
-    append(tx, &AuditNote::new(actor, "wallet_credited", player_target(player)).change(None, Some(after)).because(&credit.reason), now).await?;
+    append(
+        tx,
+        &AuditNote::new(actor, "wallet_credited", player_target(player))
+            .change(None, Some(after))
+            .because(&credit.reason),
+        now,
+    )
+    .await?;
     Ok(balance)
 }
 
 /// The operator pays real money out of a wallet (`vegas wallet debit`), never below zero, and records
 /// it; the new balance.
-async fn operator_debit(tx: &mut dyn Tx, player: &str, amount: Cents, reason: &str, actor: &str, now: i64) -> Result<Cents, Failure> {
+async fn operator_debit(
+    tx: &mut dyn Tx,
+    player: &str,
+    amount: Cents,
+    reason: &str,
+    actor: &str,
+    now: i64,
+) -> Result<Cents, Failure> {
     let Some(left) = tx.transfer(&Transfer::withdrawal(player, amount, reason), now).await? else {
         return Err(StoreError::Overdraft { balance: balance(tx, player).await?, amount }.into());
     };
     let balance = cents(left)?;
     let after = serde_json::json!({ "amount_cents": amount.0, "balance_cents": balance.0 });
-    append(tx, &AuditNote::new(actor, "wallet_debited", player_target(player)).change(None, Some(after)).because(reason), now).await?;
+    append(
+        tx,
+        &AuditNote::new(actor, "wallet_debited", player_target(player)).change(None, Some(after)).because(reason),
+        now,
+    )
+    .await?;
     Ok(balance)
 }
 
@@ -264,7 +382,8 @@ async fn apply(tx: &mut dyn Tx, a: &Adjustment, now: i64) -> Result<(), Failure>
     let amount = Cents(a.amount_cents.unsigned_abs());
     let wallet = Account::Wallet(&a.player_id);
     let (debit, credit) = if a.amount_cents > 0 { (Account::Cash, wallet) } else { (wallet, Account::Cash) };
-    if tx.transfer(&Transfer::between(TransferKind::Adjustment, debit, credit, amount, &a.reason), now).await?.is_none() {
+    if tx.transfer(&Transfer::between(TransferKind::Adjustment, debit, credit, amount, &a.reason), now).await?.is_none()
+    {
         return Err(StoreError::Overdraft { balance: balance(tx, &a.player_id).await?, amount }.into());
     }
     Ok(())
@@ -272,17 +391,32 @@ async fn apply(tx: &mut dyn Tx, a: &Adjustment, now: i64) -> Result<(), Failure>
 
 fn adjustment_note(a: &Adjustment, actor: &str, action: &str) -> AuditNote {
     AuditNote::new(actor, action, player_target(&a.player_id))
-        .change(None, Some(serde_json::json!({ "adjustment": a.id, "amount_cents": a.amount_cents, "state": a.state, "asked_by": a.asked_by })))
+        .change(
+            None,
+            Some(serde_json::json!({ "adjustment": a.id, "amount_cents": a.amount_cents, "state": a.state,
+            "asked_by": a.asked_by })),
+        )
         .because(&a.reason)
 }
 
 /// A staff credit (`amount_cents` > 0) or debit (< 0) of a real-money wallet: applied at once up to
 /// `threshold`, beyond it kept pending until another member approves it (four eyes).
-async fn adjust(tx: &mut dyn Tx, player: &str, amount_cents: i64, reason: &str, actor: &str, threshold: Cents, now: i64) -> Result<Adjustment, Failure> {
+async fn adjust(
+    tx: &mut dyn Tx,
+    player: &str,
+    amount_cents: i64,
+    reason: &str,
+    actor: &str,
+    threshold: Cents,
+    now: i64,
+) -> Result<Adjustment, Failure> {
     if amount_cents == 0 {
         return Err(StoreError::Invalid("an adjustment of 0 €".into()).into());
     }
-    let guest = tx.query_opt("SELECT guest FROM players WHERE id = $1", &[player.into()]).await?.ok_or(StoreError::NotFound("player"))?;
+    let guest = tx
+        .query_opt("SELECT guest FROM players WHERE id = $1", &[player.into()])
+        .await?
+        .ok_or(StoreError::NotFound("player"))?;
     if guest.int(0)? != 0 {
         return Err(StoreError::Invalid("a guest plays demo money only: no real money can be adjusted".into()).into());
     }
@@ -292,10 +426,19 @@ async fn adjust(tx: &mut dyn Tx, player: &str, amount_cents: i64, reason: &str, 
     let row = tx
         .query_opt(
             &format!(
-                "INSERT INTO adjustments (player_id, amount, reason, asked_by, asked_at, state, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                "INSERT INTO adjustments (player_id, amount, reason, asked_by, asked_at, state, decided_at) VALUES \
+                    ($1, $2, $3, $4, $5, $6, $7) \
                  RETURNING {ADJUSTMENT_COLUMNS}"
             ),
-            &[player.into(), amount_cents.into(), reason.into(), actor.into(), now.into(), state.as_str().into(), decided],
+            &[
+                player.into(),
+                amount_cents.into(),
+                reason.into(),
+                actor.into(),
+                now.into(),
+                state.as_str().into(),
+                decided,
+            ],
         )
         .await?
         .ok_or_else(|| StoreError::Backend("an adjustment inserted returned no row".into()))?;
@@ -303,18 +446,26 @@ async fn adjust(tx: &mut dyn Tx, player: &str, amount_cents: i64, reason: &str, 
     if !pending {
         apply(tx, &a, now).await?;
     }
-    append(tx, &adjustment_note(&a, actor, if pending { "adjustment_asked" } else { "adjustment_applied" }), now).await?;
+    append(tx, &adjustment_note(&a, actor, if pending { "adjustment_asked" } else { "adjustment_applied" }), now)
+        .await?;
     Ok(a)
 }
 
 /// Another member approves (and so applies) or rejects a pending adjustment. Whoever asked for it
 /// cannot decide it: [`StoreError::FourEyes`].
-async fn decide_adjustment(tx: &mut dyn Tx, id: i64, approve: bool, actor: &str, now: i64) -> Result<Adjustment, Failure> {
+async fn decide_adjustment(
+    tx: &mut dyn Tx,
+    id: i64,
+    approve: bool,
+    actor: &str,
+    now: i64,
+) -> Result<Adjustment, Failure> {
     let state = if approve { AdjustmentState::Applied } else { AdjustmentState::Rejected };
     let row = tx
         .query_opt(
             &format!(
-                "UPDATE adjustments SET state = $2, decided_by = $3, decided_at = $4 WHERE id = $1 AND state = 'pending' AND asked_by <> $3 \
+                "UPDATE adjustments SET state = $2, decided_by = $3, decided_at = $4 WHERE id = $1 AND state = \
+                    'pending' AND asked_by <> $3 \
                  RETURNING {ADJUSTMENT_COLUMNS}"
             ),
             &[id.into(), state.as_str().into(), actor.into(), now.into()],
@@ -333,16 +484,23 @@ async fn decide_adjustment(tx: &mut dyn Tx, id: i64, approve: bool, actor: &str,
     if approve {
         apply(tx, &a, now).await?;
     }
-    append(tx, &adjustment_note(&a, actor, if approve { "adjustment_approved" } else { "adjustment_rejected" }), now).await?;
+    append(tx, &adjustment_note(&a, actor, if approve { "adjustment_approved" } else { "adjustment_rejected" }), now)
+        .await?;
     Ok(a)
 }
 
 /// Adjustments in `state` (all, if none), newest first, of one player if named.
-async fn adjustments(tx: &mut dyn Tx, state: Option<AdjustmentState>, player: Option<&str>, limit: u32) -> Result<Vec<Adjustment>, Failure> {
+async fn adjustments(
+    tx: &mut dyn Tx,
+    state: Option<AdjustmentState>,
+    player: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Adjustment>, Failure> {
     let rows = tx
         .query(
             &format!(
-                "SELECT {ADJUSTMENT_COLUMNS} FROM adjustments WHERE (CAST($1 AS TEXT) IS NULL OR state = $1) AND (CAST($2 AS TEXT) IS NULL OR player_id = $2) ORDER BY asked_at DESC, id DESC LIMIT $3"
+                "SELECT {ADJUSTMENT_COLUMNS} FROM adjustments WHERE (CAST($1 AS TEXT) IS NULL OR state = $1) AND \
+                    (CAST($2 AS TEXT) IS NULL OR player_id = $2) ORDER BY asked_at DESC, id DESC LIMIT $3"
             ),
             &[state.map(AdjustmentState::as_str).into(), player.into(), limit.into()],
         )

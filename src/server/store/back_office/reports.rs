@@ -51,18 +51,32 @@ const WALLET_MOVES: &str = "SELECT w, kind, \
        CAST(COALESCE(SUM(CASE WHEN created_at >= $1 AND created_at < $2 THEN signed END), 0) AS BIGINT), \
        CAST(COALESCE(SUM(CASE WHEN created_at >= $2 THEN signed END), 0) AS BIGINT) \
      FROM (SELECT credit AS w, kind, amount AS signed, created_at FROM transfers WHERE credit LIKE 'wallet:%' \
-           UNION ALL SELECT debit AS w, kind, -amount AS signed, created_at FROM transfers WHERE debit LIKE 'wallet:%') m \
+           UNION ALL SELECT debit AS w, kind, -amount AS signed, created_at FROM transfers WHERE debit LIKE \
+           'wallet:%') m \
      GROUP BY w, kind ORDER BY w, kind";
 
 /// The summary of every wallet that held money or moved between `start` and `end`.
 async fn day_summary(tx: &mut dyn Tx, start: i64, end: i64) -> Result<Vec<DaySummary>, Failure> {
     let moves = tx.query(WALLET_MOVES, &[start.into(), end.into()]).await?;
-    let wallets = tx.query(&format!("SELECT p.id, p.name, p.guest, a.balance FROM players p JOIN {} ORDER BY p.id", tx.layout().wallet_of_player), &[]).await?;
+    let wallets = tx
+        .query(
+            &format!(
+                "SELECT p.id, p.name, p.guest, a.balance FROM players p JOIN {} ORDER BY p.id",
+                tx.layout().wallet_of_player
+            ),
+            &[],
+        )
+        .await?;
     let mut days = Vec::new();
     for w in &wallets {
         let id = w.text(0)?;
         let account = Account::Wallet(&id).id();
-        let mut day = DaySummary { player_id: id.clone(), name: w.optional_text(1)?, guest: w.int(2)? != 0, ..DaySummary::default() };
+        let mut day = DaySummary {
+            player_id: id.clone(),
+            name: w.optional_text(1)?,
+            guest: w.int(2)? != 0,
+            ..DaySummary::default()
+        };
         let mut after = 0;
         let mut moved = false;
         for m in moves.iter().filter(|m| m.text(0).is_ok_and(|a| a == account)) {
@@ -81,7 +95,9 @@ async fn day_summary(tx: &mut dyn Tx, start: i64, end: i64) -> Result<Vec<DaySum
             }
         }
         day.closing = w.int(3)? - after;
-        day.balanced = day.opening + day.deposits + day.demo - day.stakes + day.wins - day.withdrawals + day.adjustments == day.closing;
+        day.balanced = day.opening + day.deposits + day.demo - day.stakes + day.wins - day.withdrawals
+            + day.adjustments
+            == day.closing;
         if moved || day.opening != 0 || day.closing != 0 {
             days.push(day);
         }
@@ -91,7 +107,10 @@ async fn day_summary(tx: &mut dyn Tx, start: i64, end: i64) -> Result<Vec<DaySum
 
 /// What the players' wallets hold: accounts' and guests' (demo money).
 async fn balance_totals(tx: &mut dyn Tx) -> Result<(i64, i64), Failure> {
-    let sql = format!("SELECT p.guest, CAST(COALESCE(SUM(a.balance), 0) AS BIGINT) FROM players p JOIN {} GROUP BY p.guest", tx.layout().wallet_of_player);
+    let sql = format!(
+        "SELECT p.guest, CAST(COALESCE(SUM(a.balance), 0) AS BIGINT) FROM players p JOIN {} GROUP BY p.guest",
+        tx.layout().wallet_of_player
+    );
     let mut totals = (0, 0);
     for r in tx.query(&sql, &[]).await? {
         if r.int(0)? == 0 { totals.0 += r.int(1)? } else { totals.1 += r.int(1)? }
@@ -113,14 +132,21 @@ pub struct TierCount {
 async fn tier_counts(tx: &mut dyn Tx) -> Result<Vec<TierCount>, Failure> {
     let rows = tx
         .query(
-            "SELECT emission, block, lot_cents, COUNT(*), CAST(SUM(CASE WHEN credited_at IS NULL THEN 0 ELSE 1 END) AS BIGINT) FROM tickets \
+            "SELECT emission, block, lot_cents, COUNT(*), CAST(SUM(CASE WHEN credited_at IS NULL THEN 0 ELSE 1 END) \
+                AS BIGINT) FROM tickets \
              GROUP BY emission, block, lot_cents ORDER BY emission, block, lot_cents",
             &[],
         )
         .await?;
     let count = |r: &Row| -> Result<TierCount, StoreError> {
         let n = |i| u64::try_from(r.int(i)?).map_err(|_| StoreError::Backend("a negative count".into()));
-        Ok(TierCount { emission: r.unsigned(0)?, block: r.unsigned(1)?, lot: cents(r.int(2)?)?, sold: n(3)?, credited: n(4)? })
+        Ok(TierCount {
+            emission: r.unsigned(0)?,
+            block: r.unsigned(1)?,
+            lot: cents(r.int(2)?)?,
+            sold: n(3)?,
+            credited: n(4)?,
+        })
     };
     Ok(rows.iter().map(count).collect::<Result<_, _>>()?)
 }

@@ -9,13 +9,26 @@ use crate::server::store::{Store, StoreError};
 
 impl Store {
     pub async fn add_staff(&self, staff: NewStaff, actor: &str, now: i64) -> Result<StaffRecord, StoreError> {
-        self.write((staff, actor.to_owned(), now), |tx, (staff, actor, now)| Box::pin(add_staff(tx, staff, actor, *now))).await
+        self.write((staff, actor.to_owned(), now), |tx, (staff, actor, now)| {
+            Box::pin(add_staff(tx, staff, actor, *now))
+        })
+        .await
     }
 
     /// Gives a member another role; the same role again changes (and records) nothing.
-    pub async fn set_role(&self, name: &str, role: Role, actor: &str, reason: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn set_role(
+        &self,
+        name: &str,
+        role: Role,
+        actor: &str,
+        reason: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
         let args = (name.to_owned(), role, actor.to_owned(), reason.to_owned(), now);
-        self.write(args, |tx, (name, role, actor, reason, now)| Box::pin(set_role(tx, name, *role, actor, reason, *now))).await
+        self.write(args, |tx, (name, role, actor, reason, now)| {
+            Box::pin(set_role(tx, name, *role, actor, reason, *now))
+        })
+        .await
     }
 
     pub async fn staff_named(&self, name: &str) -> Result<Option<StaffRecord>, StoreError> {
@@ -33,17 +46,26 @@ impl Store {
         .await
     }
 
-    pub async fn create_staff_session(&self, token_hash: &str, staff_id: &str, now: i64, expires_at: i64) -> Result<(), StoreError> {
-        self.write((token_hash.to_owned(), staff_id.to_owned(), now, expires_at), |tx, (token, staff, now, expires_at)| {
-            Box::pin(async move {
-                tx.execute(
+    pub async fn create_staff_session(
+        &self,
+        token_hash: &str,
+        staff_id: &str,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        self.write(
+            (token_hash.to_owned(), staff_id.to_owned(), now, expires_at),
+            |tx, (token, staff, now, expires_at)| {
+                Box::pin(async move {
+                    tx.execute(
                     "INSERT INTO staff_sessions (token_hash, staff_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
                     &[token.into(), staff.into(), (*now).into(), (*expires_at).into()],
                 )
                 .await?;
-                Ok(())
-            })
-        })
+                    Ok(())
+                })
+            },
+        )
         .await
     }
 
@@ -52,7 +74,10 @@ impl Store {
         self.read((token_hash.to_owned(), now), |tx, (token, now)| {
             Box::pin(async move {
                 let columns = STAFF_COLUMNS.split(", ").map(|c| format!("s.{c}")).collect::<Vec<_>>().join(", ");
-                let sql = format!("SELECT {columns} FROM staff_sessions x JOIN staff s ON s.id = x.staff_id WHERE x.token_hash = $1 AND x.expires_at > $2");
+                let sql = format!(
+                    "SELECT {columns} FROM staff_sessions x JOIN staff s ON s.id = x.staff_id WHERE \
+                    x.token_hash = $1 AND x.expires_at > $2"
+                );
                 let row = tx.query_opt(&sql, &[token.into(), (*now).into()]).await?;
                 Ok(row.as_ref().map(staff_from).transpose()?)
             })
@@ -129,7 +154,8 @@ async fn add_staff(tx: &mut dyn Tx, staff: &NewStaff, actor: &str, now: i64) -> 
     if added == 0 {
         return Err(StoreError::NameTaken.into());
     }
-    let note = AuditNote::new(actor, "staff_added", format!("staff:{}", staff.name)).change(None, Some(serde_json::json!({ "role": staff.role })));
+    let note = AuditNote::new(actor, "staff_added", format!("staff:{}", staff.name))
+        .change(None, Some(serde_json::json!({ "role": staff.role })));
     append(tx, &note, now).await?;
     Ok(StaffRecord {
         id: staff.id.clone(),
@@ -149,8 +175,12 @@ async fn staff_named(tx: &mut dyn Tx, name: &str) -> Result<Option<StaffRecord>,
 /// Gives a member another role; the same role again changes (and records) nothing.
 async fn set_role(tx: &mut dyn Tx, name: &str, role: Role, actor: &str, reason: &str, now: i64) -> Result<(), Failure> {
     let before = staff_named(tx, name).await?.ok_or(StoreError::NotFound("staff member"))?;
-    let changed =
-        tx.execute("UPDATE staff SET role = $2 WHERE name = $1 AND role = $3", &[name.into(), role.as_str().into(), before.role.as_str().into()]).await?;
+    let changed = tx
+        .execute(
+            "UPDATE staff SET role = $2 WHERE name = $1 AND role = $3",
+            &[name.into(), role.as_str().into(), before.role.as_str().into()],
+        )
+        .await?;
     if before.role == role {
         return Ok(());
     }

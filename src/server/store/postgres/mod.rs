@@ -50,7 +50,9 @@ const MIGRATION_LOCK: i64 = 0x7665_6761_735f_6d69;
 impl From<tokio_postgres::Error> for Failure {
     fn from(e: tokio_postgres::Error) -> Failure {
         match e.code() {
-            Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE => Failure::Conflict(e.to_string()),
+            Some(code) if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE => {
+                Failure::Conflict(e.to_string())
+            }
             Some(code) if *code == SqlState::UNIQUE_VIOLATION => Failure::Duplicate(describe(&e)),
             _ if unreachable(&e) => Failure::Store(StoreError::Unavailable(describe(&e))),
             _ => Failure::Store(backend(describe(&e))),
@@ -65,9 +67,17 @@ fn unreachable(e: &tokio_postgres::Error) -> bool {
     e.is_closed()
         || e.code().is_some_and(|code| {
             code.code().starts_with("08")
-                || [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW, SqlState::READ_ONLY_SQL_TRANSACTION].contains(code)
+                || [
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CANNOT_CONNECT_NOW,
+                    SqlState::READ_ONLY_SQL_TRANSACTION,
+                ]
+                .contains(code)
         })
-        || (e.code().is_none() && e.as_db_error().is_none() && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()))
+        || (e.code().is_none()
+            && e.as_db_error().is_none()
+            && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()))
 }
 
 /// What PostgreSQL said, rather than tokio-postgres's bare "db error".
@@ -101,18 +111,26 @@ struct Core {
 }
 
 /// A block's lots, from the cache or read once.
-async fn lots_of(cache: &LotsCache, client: &impl GenericClient, emission: u32, block: u32) -> Result<Arc<Vec<LotCode>>, Failure> {
+async fn lots_of(
+    cache: &LotsCache,
+    client: &impl GenericClient,
+    emission: u32,
+    block: u32,
+) -> Result<Arc<Vec<LotCode>>, Failure> {
     if let Some(lots) = cache.get(emission, block) {
         return Ok(lots);
     }
-    let row = client.query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?]).await?;
+    let row = client
+        .query_one("SELECT lots FROM blocks WHERE emission = $1 AND block = $2", &[&int(emission)?, &int(block)?])
+        .await?;
     Ok(cache.keep(emission, block, row.get(0)))
 }
 
 impl PostgresStore {
     /// Connects to `url` (a `postgres://` URL) with a pool of `connections`, and migrates the schema.
     pub async fn connect(url: &str, connections: usize) -> Result<PostgresStore, StoreError> {
-        let config: tokio_postgres::Config = url.parse().map_err(|e| StoreError::Backend(format!("the database URL: {e}")))?;
+        let config: tokio_postgres::Config =
+            url.parse().map_err(|e| StoreError::Backend(format!("the database URL: {e}")))?;
         let manager = deadpool_postgres::Manager::from_config(
             config,
             tokio_postgres::NoTls,
@@ -123,7 +141,8 @@ impl PostgresStore {
         core.migrate().await?;
         // The accounts money enters the game from, with their shards (opening them again is a no-op).
         let client = core.connection().await?;
-        for account in [super::ledger::Account::Cash, super::ledger::Account::Demo, super::ledger::Account::Withdrawals] {
+        for account in [super::ledger::Account::Cash, super::ledger::Account::Demo, super::ledger::Account::Withdrawals]
+        {
             super::tx::Tx::open_account(&mut PgTx(&client), &account).await?;
         }
         Ok(PostgresStore { sales: sales::start(core.clone()), core })
@@ -155,13 +174,17 @@ impl PostgresStore {
     /// A purchase, sold with those waiting beside it ([`sales`]).
     pub(super) async fn sell(&self, request: SaleRequest) -> Result<Sale, StoreError> {
         let (answer, answered) = oneshot::channel();
-        self.sales.send(sales::PendingSale { request, answer }).await.map_err(|_| StoreError::Backend("the sale groupers stopped".into()))?;
+        self.sales
+            .send(sales::PendingSale { request, answer })
+            .await
+            .map_err(|_| StoreError::Backend("the sale groupers stopped".into()))?;
         answered.await.map_err(|_| StoreError::Backend("a sale grouper stopped before answering".into()))?
     }
 
     pub(super) fn record_gauges(&self) {
         let status = self.core.pool.status();
-        metrics::gauge!("vegas_db_pool_connections", "state" => "in_use").set(status.size.saturating_sub(status.available) as f64);
+        metrics::gauge!("vegas_db_pool_connections", "state" => "in_use")
+            .set(status.size.saturating_sub(status.available) as f64);
         metrics::gauge!("vegas_db_pool_connections", "state" => "idle").set(status.available as f64);
         metrics::gauge!("vegas_db_pool_waiting").set(status.waiting as f64);
     }
@@ -197,13 +220,21 @@ impl Core {
 
     /// Runs `work` in one transaction and commits it; runs it again, up to `retries` times, if it met a
     /// conflict (it left no trace then).
-    async fn in_transaction<A: Sync, T>(&self, retries: u32, isolation: Isolation, args: &A, work: TransactionFn<A, T>) -> Result<T, StoreError> {
+    async fn in_transaction<A: Sync, T>(
+        &self,
+        retries: u32,
+        isolation: Isolation,
+        args: &A,
+        work: TransactionFn<A, T>,
+    ) -> Result<T, StoreError> {
         let mut attempt = 0;
         loop {
             let mut client = self.connection().await?;
             let tx = client.transaction().await.map_err(Failure::from)?;
             if isolation == Isolation::Snapshot {
-                tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").await.map_err(Failure::from)?;
+                tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await
+                    .map_err(Failure::from)?;
             }
             let outcome = match work(&tx, args).await {
                 Ok(value) => tx.commit().await.map(|()| value).map_err(Failure::from),
@@ -216,7 +247,9 @@ impl Core {
                     let pause = rand::random_range(0..=1u64 << attempt.min(6));
                     tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
                 }
-                Err(Failure::Conflict(why)) => return Err(StoreError::Backend(format!("still in conflict after {retries} retries: {why}"))),
+                Err(Failure::Conflict(why)) => {
+                    return Err(StoreError::Backend(format!("still in conflict after {retries} retries: {why}")));
+                }
                 Err(other) => return Err(other.into()),
             }
         }
@@ -240,13 +273,19 @@ fn shard_of(key: &[u8]) -> i32 {
 /// Moves money, the debit from shard `debit_shard` of its account and the credit to shard
 /// `credit_shard` of its. A wallet pays only what it holds, checked by the `UPDATE` that takes it.
 /// Returns the debited shard's new balance, or `None` if it could not pay.
-async fn transfer(tx: &impl GenericClient, t: &Transfer<'_>, (debit_shard, credit_shard): (i32, i32), now: i64) -> Result<Option<i64>, Failure> {
+async fn transfer(
+    tx: &impl GenericClient,
+    t: &Transfer<'_>,
+    (debit_shard, credit_shard): (i32, i32),
+    now: i64,
+) -> Result<Option<i64>, Failure> {
     // One statement, one round trip: the credit and the record happen only if the debit did.
     let move_money = tx
         .prepare_cached(
             "WITH paid AS (UPDATE balances SET balance = balance - $3 \
                            WHERE account = $1 AND shard = $2 AND (NOT wallet OR balance >= $3) RETURNING balance), \
-                  got AS (UPDATE balances SET balance = balance + $3 WHERE account = $4 AND shard = $5 AND EXISTS (SELECT 1 FROM paid) RETURNING 1), \
+                  got AS (UPDATE balances SET balance = balance + $3 WHERE account = $4 AND shard = $5 AND EXISTS \
+                  (SELECT 1 FROM paid) RETURNING 1), \
                   kept AS (INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) \
                            SELECT $6, $1, $4, $3, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM paid) RETURNING 1) \
              SELECT (SELECT balance FROM paid), (SELECT COUNT(*) FROM got), (SELECT COUNT(*) FROM kept)",
@@ -254,7 +293,20 @@ async fn transfer(tx: &impl GenericClient, t: &Transfer<'_>, (debit_shard, credi
         .await?;
     let (debit, credit) = (t.debit.id(), t.credit.id());
     let row = tx
-        .query_one(&move_money, &[&debit, &debit_shard, &sql_amount(t.amount)?, &credit, &credit_shard, &t.kind.as_str(), &t.ticket, &t.reason, &now])
+        .query_one(
+            &move_money,
+            &[
+                &debit,
+                &debit_shard,
+                &sql_amount(t.amount)?,
+                &credit,
+                &credit_shard,
+                &t.kind.as_str(),
+                &t.ticket,
+                &t.reason,
+                &now,
+            ],
+        )
         .await?;
     let Some(paid) = row.get::<_, Option<i64>>(0) else { return Ok(None) };
     if (row.get::<_, i64>(1), row.get::<_, i64>(2)) != (1, 1) {
@@ -286,7 +338,8 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
                 let lowest = tx
                     .query_opt(
                         "SELECT s.emission, s.block FROM block_stripes s WHERE s.next < s.stop \
-                     AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = s.emission AND w.block = s.block) \
+                     AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = s.emission AND w.block = \
+                     s.block) \
                      ORDER BY s.emission, s.block LIMIT 1",
                         &[],
                     )
@@ -301,8 +354,10 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
         for wait in ["SKIP LOCKED", ""] {
             let take = tx
                 .prepare_cached(&format!(
-                    "WITH free AS (SELECT stripe, next FROM block_stripes WHERE emission = $2 AND block = $3 AND next < stop \
-                                     AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = $2 AND w.block = $3) \
+                    "WITH free AS (SELECT stripe, next FROM block_stripes WHERE emission = $2 AND block = $3 AND next \
+                        < stop \
+                                     AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = $2 AND \
+                                     w.block = $3) \
                                    ORDER BY stripe LIMIT 1 FOR UPDATE {wait}) \
                      UPDATE block_stripes t SET next = LEAST(t.next + $4, t.stop), \
                                                 exhausted_at = CASE WHEN t.next + $4 >= t.stop THEN $1::BIGINT END \
@@ -312,7 +367,13 @@ async fn claim(tx: &Transaction<'_>, open: &OpenBlock, now: i64, wanted: u32) ->
                 .await?;
             if let Some(row) = tx.query_opt(&take, &[&now, &emission, &block, &int(wanted)?]).await? {
                 let (start, end) = (unsigned(row.get(1))?, unsigned(row.get(2))?);
-                return Ok(Claimed { emission: unsigned(emission)?, block: unsigned(block)?, stripe: row.get(0), start, count: end - start });
+                return Ok(Claimed {
+                    emission: unsigned(emission)?,
+                    block: unsigned(block)?,
+                    stripe: row.get(0),
+                    start,
+                    count: end - start,
+                });
             }
         }
         // Sold out or withdrawn from sale (since last seen): look for the next open block.

@@ -79,11 +79,15 @@ impl Core {
     async fn sell_group(&self, group: Vec<PendingSale>) {
         // A key twice in one group: the second is sold alone, after, and so replays the first.
         let mut keys = HashSet::new();
-        let (together, mut alone): (Vec<PendingSale>, Vec<PendingSale>) =
-            group.into_iter().partition(|p| keys.insert((p.request.player_id.clone(), p.request.idempotency_key.clone())));
+        let (together, mut alone): (Vec<PendingSale>, Vec<PendingSale>) = group
+            .into_iter()
+            .partition(|p| keys.insert((p.request.player_id.clone(), p.request.idempotency_key.clone())));
         let requests: Vec<SaleRequest> = together.iter().map(|p| p.request.clone()).collect();
-        let sold =
-            self.in_transaction(0, Isolation::ReadCommitted, &(self.clone(), requests), |t, (core, requests)| Box::pin(core.sell_together(t, requests))).await;
+        let sold = self
+            .in_transaction(0, Isolation::ReadCommitted, &(self.clone(), requests), |t, (core, requests)| {
+                Box::pin(core.sell_together(t, requests))
+            })
+            .await;
         match sold {
             Ok(mut sales) => {
                 for (pending, sale) in together.into_iter().zip(sales.iter_mut()) {
@@ -102,14 +106,22 @@ impl Core {
             let core = self.clone();
             tokio::spawn(async move {
                 let args = (core.clone(), pending.request);
-                let sold = core.in_transaction(RETRIES, Isolation::ReadCommitted, &args, |t, (core, request)| Box::pin(sell(t, core, request))).await;
+                let sold = core
+                    .in_transaction(RETRIES, Isolation::ReadCommitted, &args, |t, (core, request)| {
+                        Box::pin(sell(t, core, request))
+                    })
+                    .await;
                 let _ = pending.answer.send(sold);
             });
         }
     }
 
     /// Sells `requests` in the transaction `tx`; a `None` is a sale left to be sold alone.
-    async fn sell_together(&self, tx: &Transaction<'_>, requests: &[SaleRequest]) -> Result<Vec<Option<Sale>>, Failure> {
+    async fn sell_together(
+        &self,
+        tx: &Transaction<'_>,
+        requests: &[SaleRequest],
+    ) -> Result<Vec<Option<Sale>>, Failure> {
         let players: Vec<&str> = requests.iter().map(|r| r.player_id.as_str()).collect();
         let keys: Vec<&str> = requests.iter().map(|r| r.idempotency_key.as_str()).collect();
         let used = tx
@@ -118,8 +130,11 @@ impl Core {
                  WHERE (player_id, idempotency_key) IN (SELECT * FROM unnest($1::TEXT[], $2::TEXT[]))",
             )
             .await?;
-        let used: HashSet<(String, String)> = tx.query(&used, &[&players, &keys]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
-        let new: Vec<usize> = (0..requests.len()).filter(|&i| !used.contains(&(requests[i].player_id.clone(), requests[i].idempotency_key.clone()))).collect();
+        let used: HashSet<(String, String)> =
+            tx.query(&used, &[&players, &keys]).await?.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let new: Vec<usize> = (0..requests.len())
+            .filter(|&i| !used.contains(&(requests[i].player_id.clone(), requests[i].idempotency_key.clone())))
+            .collect();
 
         // Each wallet pays for all its sales of the group, or for none (they are then sold alone, and
         // hear why). Its guard is checked in the debit itself, with the running totals of its stakes at
@@ -134,25 +149,37 @@ impl Core {
         let buyers: Vec<&str> = owed.values().map(|(_, player)| *player).collect();
         let [day, week, month] = window_starts(now);
         let bases = tx.prepare_cached(GROUP_STAKE_BASES).await?;
-        let bases: Vec<[i64; 3]> = tx.query(&bases, &[&buyers, &day, &week, &month]).await?.iter().map(|r| [r.get(0), r.get(1), r.get(2)]).collect();
+        let bases: Vec<[i64; 3]> = tx
+            .query(&bases, &[&buyers, &day, &week, &month])
+            .await?
+            .iter()
+            .map(|r| [r.get(0), r.get(1), r.get(2)])
+            .collect();
         let column = |n: usize| bases.iter().map(|b| b[n]).collect::<Vec<i64>>();
         let (wallets, amounts): (Vec<&String>, Vec<i64>) = owed.iter().map(|(w, (a, _))| (w, *a)).unzip();
         // Limits bind only a real-money group, or a wallet with limits set (demo).
         let required = i64::from(requests.iter().any(|r| r.limits_required));
         let debit = tx
             .prepare_cached(&format!(
-                "WITH owed AS (SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $5::BIGINT[], $6::BIGINT[], $7::BIGINT[]) AS o(account, amount, day, week, month)), \
-                      locked AS (SELECT b.account FROM balances b JOIN owed o ON o.account = b.account WHERE b.shard = 0 \
+                "WITH owed AS (SELECT * FROM unnest($1::TEXT[], $2::BIGINT[], $5::BIGINT[], $6::BIGINT[], \
+                    $7::BIGINT[]) AS o(account, amount, day, week, month)), \
+                      locked AS (SELECT b.account FROM balances b JOIN owed o ON o.account = b.account WHERE b.shard = \
+                      0 \
                                  ORDER BY b.account FOR UPDATE OF b) \
-                 UPDATE balances b SET balance = b.balance - o.amount, staked = b.staked + o.amount FROM owed o, locked l \
-                 WHERE b.account = o.account AND l.account = o.account AND b.shard = 0 AND b.balance >= o.amount AND {} \
+                 UPDATE balances b SET balance = b.balance - o.amount, staked = b.staked + o.amount FROM owed o, \
+                 locked l \
+                 WHERE b.account = o.account AND l.account = o.account AND b.shard = 0 AND b.balance >= o.amount AND \
+                 {} \
                  RETURNING b.account, b.balance, b.staked",
                 *GROUP_GUARD
             ))
             .await?;
-        let debited = tx.query(&debit, &[&wallets, &amounts, &now, &required, &column(0), &column(1), &column(2)]).await?;
-        let mut balances: BTreeMap<String, (i64, i64)> = debited.iter().map(|r| (r.get(0), (r.get(1), r.get(2)))).collect();
-        let paid: Vec<usize> = new.into_iter().filter(|&i| balances.contains_key(&Account::Wallet(&requests[i].player_id).id())).collect();
+        let debited =
+            tx.query(&debit, &[&wallets, &amounts, &now, &required, &column(0), &column(1), &column(2)]).await?;
+        let mut balances: BTreeMap<String, (i64, i64)> =
+            debited.iter().map(|r| (r.get(0), (r.get(1), r.get(2)))).collect();
+        let paid: Vec<usize> =
+            new.into_iter().filter(|&i| balances.contains_key(&Account::Wallet(&requests[i].player_id).id())).collect();
         if paid.is_empty() {
             return Ok(requests.iter().map(|_| None).collect());
         }
@@ -165,7 +192,9 @@ impl Core {
             let Claimed { emission, block, stripe, start, count } = claim(tx, &self.open, now, wanted).await?;
             let lots = lots_of(&self.lots, tx, emission, block).await?;
             for index in start..start + count {
-                let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
+                let code = *lots
+                    .get(index as usize)
+                    .ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
                 serials.push((Serial { emission, block, index }, lot_of(code)));
             }
             stakes.push((Account::Stakes { emission, block }.id(), stripe, price * i64::from(count)));
@@ -184,7 +213,8 @@ impl Core {
         let sold: Vec<&SaleRequest> = paid.iter().map(|&i| &requests[i]).collect();
         let stake_totals: Vec<i64> = after.iter().map(|(_, total)| *total).collect();
         let column = |f: fn(&SaleRequest) -> &str| sold.iter().map(|r| f(r)).collect::<Vec<&str>>();
-        let (ids, buyers, sale_keys) = (column(|r| &r.ticket_id), column(|r| &r.player_id), column(|r| &r.idempotency_key));
+        let (ids, buyers, sale_keys) =
+            (column(|r| &r.ticket_id), column(|r| &r.player_id), column(|r| &r.idempotency_key));
         let modes: Vec<&str> = sold.iter().map(|r| r.mode.as_str()).collect();
         let times: Vec<i64> = sold.iter().map(|r| r.now).collect();
         let wallets: Vec<String> = sold.iter().map(|r| Account::Wallet(&r.player_id).id()).collect();
@@ -192,7 +222,8 @@ impl Core {
         let blocks = serials.iter().map(|(s, _)| int(s.block)).collect::<Result<Vec<i32>, _>>()?;
         let indices = serials.iter().map(|(s, _)| int(s.index)).collect::<Result<Vec<i32>, _>>()?;
         let lots = serials.iter().map(|(_, lot)| sql_amount(*lot)).collect::<Result<Vec<i64>, _>>()?;
-        let credited: Vec<String> = serials.iter().map(|(s, _)| Account::Stakes { emission: s.emission, block: s.block }.id()).collect();
+        let credited: Vec<String> =
+            serials.iter().map(|(s, _)| Account::Stakes { emission: s.emission, block: s.block }.id()).collect();
         let (stake_accounts, stake_shards, stake_amounts): (Vec<String>, Vec<i32>, Vec<i64>) =
             stakes.into_iter().fold(Default::default(), |(mut a, mut s, mut m), (account, shard, amount)| {
                 a.push(account);
@@ -203,12 +234,15 @@ impl Core {
         // One statement: the tickets, a stake transfer for each ticket inserted, the stakes' shards.
         let record = tx
             .prepare_cached(
-                "WITH sold AS (INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
-                               SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::INT[], $4::INT[], $5::INT[], $6::TEXT[], $7::BIGINT[], $8::BIGINT[], $9::TEXT[], $16::BIGINT[]) \
+                "WITH sold AS (INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, \
+                    idempotency_key, stake_total) \
+                               SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::INT[], $4::INT[], $5::INT[], \
+                               $6::TEXT[], $7::BIGINT[], $8::BIGINT[], $9::TEXT[], $16::BIGINT[]) \
                                ON CONFLICT (player_id, idempotency_key) DO NOTHING RETURNING id), \
                       staked AS (INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) \
                                  SELECT 'stake', s.debit, s.credit, $10, s.id, s.at \
-                                 FROM unnest($1::TEXT[], $11::TEXT[], $12::TEXT[], $8::BIGINT[]) AS s(id, debit, credit, at) \
+                                 FROM unnest($1::TEXT[], $11::TEXT[], $12::TEXT[], $8::BIGINT[]) AS s(id, debit, \
+                                 credit, at) \
                                  JOIN sold USING (id) RETURNING 1), \
                       kept AS (UPDATE balances b SET balance = b.balance + k.amount \
                                FROM unnest($13::TEXT[], $14::INT[], $15::BIGINT[]) AS k(account, shard, amount) \
@@ -251,7 +285,11 @@ impl Core {
         let mut sales: Vec<Option<Sale>> = requests.iter().map(|_| None).collect();
         for (n, &i) in paid.iter().enumerate() {
             let (serial, lot) = serials[n];
-            sales[i] = Some(Sale { ticket: TicketRecord::sold(&requests[i], serial, lot), balance: cents(after[n].0)?, replayed: false });
+            sales[i] = Some(Sale {
+                ticket: TicketRecord::sold(&requests[i], serial, lot),
+                balance: cents(after[n].0)?,
+                replayed: false,
+            });
         }
         Ok(sales)
     }
@@ -266,11 +304,14 @@ async fn sell(tx: &Transaction<'_>, core: &Core, r: &SaleRequest) -> Result<Sale
     let (balance, stake_total) = take_stake(tx, r).await?;
     let Claimed { emission, block, stripe, start: index, .. } = claim(tx, &core.open, r.now, 1).await?;
     let lots = lots_of(&core.lots, tx, emission, block).await?;
-    let code = *lots.get(index as usize).ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
+    let code = *lots
+        .get(index as usize)
+        .ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?;
     let lot = lot_of(code);
     let insert = tx
         .prepare_cached(
-            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, \
+                stake_total) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
         )
         .await?;
@@ -294,10 +335,18 @@ async fn sell(tx: &Transaction<'_>, core: &Core, r: &SaleRequest) -> Result<Sale
     let post = tx
         .prepare_cached(
             "WITH got AS (UPDATE balances SET balance = balance + $3 WHERE account = $2 AND shard = $4 RETURNING 1) \
-             INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) SELECT 'stake', $1, $2, $3, $5, $6 FROM got",
+             INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) SELECT 'stake', $1, $2, $3, \
+             $5, $6 FROM got",
         )
         .await?;
-    if tx.execute(&post, &[&stake.debit.id(), &stake.credit.id(), &sql_amount(stake.amount)?, &stripe, &r.ticket_id, &r.now]).await? != 1 {
+    if tx
+        .execute(
+            &post,
+            &[&stake.debit.id(), &stake.credit.id(), &sql_amount(stake.amount)?, &stripe, &r.ticket_id, &r.now],
+        )
+        .await?
+        != 1
+    {
         return Err(StoreError::Backend(format!("no account {} shard {stripe}", stake.credit.id())).into());
     }
     let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
@@ -310,9 +359,19 @@ async fn take_stake(tx: &Transaction<'_>, r: &SaleRequest) -> Result<(i64, i64),
     let mut on = PgTx(tx);
     let b = bases(&mut on, Flow::Stake, &r.player_id, r.now).await?;
     let price = sql_amount(TICKET_PRICE)?;
-    let params = [Account::Wallet(&r.player_id).id().into(), price.into(), r.now.into(), r.limits_required.into(), b[0].into(), b[1].into(), b[2].into()];
+    let params = [
+        Account::Wallet(&r.player_id).id().into(),
+        price.into(),
+        r.now.into(),
+        r.limits_required.into(),
+        b[0].into(),
+        b[1].into(),
+        b[2].into(),
+    ];
     match on.query(&TAKE_STAKE, &params).await?.first() {
         Some(row) => Ok((row.int(0)?, row.int(1)?)),
-        None => Err(why_refused(&mut on, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required).await?.into()),
+        None => Err(why_refused(&mut on, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required)
+            .await?
+            .into()),
     }
 }

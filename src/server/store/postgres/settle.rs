@@ -84,18 +84,24 @@ async fn settle_together(
         // units of work wait on each other in a cycle.
         let pay = tx
             .prepare_cached(
-                "WITH moves AS (SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::BIGINT[]) AS m(account, shard, change)), \
-                      locked AS (SELECT b.account, b.shard FROM balances b JOIN moves m ON m.account = b.account AND m.shard = b.shard \
+                "WITH moves AS (SELECT * FROM unnest($1::TEXT[], $2::INT[], $3::BIGINT[]) AS m(account, shard, \
+                    change)), \
+                      locked AS (SELECT b.account, b.shard FROM balances b JOIN moves m ON m.account = b.account AND \
+                      m.shard = b.shard \
                                  ORDER BY b.account, b.shard FOR UPDATE OF b), \
                       moved AS (UPDATE balances b SET balance = b.balance + m.change FROM moves m, locked l \
-                                WHERE b.account = m.account AND b.shard = m.shard AND l.account = m.account AND l.shard = m.shard RETURNING 1), \
+                                WHERE b.account = m.account AND b.shard = m.shard AND l.account = m.account AND \
+                                l.shard = m.shard RETURNING 1), \
                       kept AS (INSERT INTO transfers (kind, debit, credit, amount, ticket_id, created_at) \
                                SELECT $4, w.debit, w.credit, w.amount, w.id, $9 \
-                               FROM unnest($5::TEXT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[]) AS w(id, debit, credit, amount) RETURNING 1) \
+                               FROM unnest($5::TEXT[], $6::TEXT[], $7::TEXT[], $8::BIGINT[]) AS w(id, debit, credit, \
+                               amount) RETURNING 1) \
                  SELECT (SELECT COUNT(*) FROM moved), (SELECT COUNT(*) FROM kept)",
             )
             .await?;
-        let row = tx.query_one(&pay, &[&accounts, &shards, &changes, &kind, &tickets, &debits, &credits, &amounts, &now]).await?;
+        let row = tx
+            .query_one(&pay, &[&accounts, &shards, &changes, &kind, &tickets, &debits, &credits, &amounts, &now])
+            .await?;
         if row.get::<_, i64>(0) != accounts.len() as i64 {
             return Err(StoreError::Backend("an account a win moves money between is missing".into()).into());
         }

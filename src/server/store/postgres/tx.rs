@@ -87,7 +87,8 @@ impl<C: GenericClient + Sync> Tx for PgTx<'_, C> {
     /// A wallet has one shard; the game's own account takes the shard of the wallet on the other side
     /// (a withdrawal paid, which names none, the shard of its reason), as the ledger's other moves do.
     async fn transfer(&mut self, t: &Transfer<'_>, now: i64) -> Result<Option<i64>, Failure> {
-        let player = [&t.debit, &t.credit].into_iter().find_map(|a| if let Account::Wallet(p) = a { Some(*p) } else { None });
+        let player =
+            [&t.debit, &t.credit].into_iter().find_map(|a| if let Account::Wallet(p) = a { Some(*p) } else { None });
         let spread = shard_of(player.or(t.reason).unwrap_or_default().as_bytes());
         let shard = |a: &Account| if matches!(a, Account::Wallet(_)) { 0 } else { spread };
         super::transfer(self.0, t, (shard(&t.debit), shard(&t.credit)), now).await
@@ -96,7 +97,10 @@ impl<C: GenericClient + Sync> Tx for PgTx<'_, C> {
     async fn shift(&mut self, account: &Account<'_>, delta: i64, spread: &str) -> Result<(), Failure> {
         let shifted = self
             .0
-            .execute("UPDATE balances SET balance = balance + $2 WHERE account = $1 AND shard = $3", &[&account.id(), &delta, &shard_of(spread.as_bytes())])
+            .execute(
+                "UPDATE balances SET balance = balance + $2 WHERE account = $1 AND shard = $3",
+                &[&account.id(), &delta, &shard_of(spread.as_bytes())],
+            )
             .await?;
         if shifted != 1 {
             return Err(StoreError::Backend(format!("no account {}", account.id())).into());
@@ -107,11 +111,14 @@ impl<C: GenericClient + Sync> Tx for PgTx<'_, C> {
     /// Opens an account with its balance rows: one for a wallet, [`STRIPES`] for the game's own.
     async fn open_account(&mut self, account: &Account<'_>) -> Result<(), Failure> {
         let (id, wallet) = (account.id(), matches!(account, Account::Wallet(_)));
-        self.0.execute("INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &account.kind()]).await?;
+        self.0
+            .execute("INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&id, &account.kind()])
+            .await?;
         let shards = if wallet { 1 } else { STRIPES as i32 };
         self.0
             .execute(
-                "INSERT INTO balances (account, shard, wallet) SELECT $1, s, $2 FROM generate_series(0, $3 - 1) s ON CONFLICT DO NOTHING",
+                "INSERT INTO balances (account, shard, wallet) SELECT $1, s, $2 FROM generate_series(0, $3 - 1) s ON \
+                    CONFLICT DO NOTHING",
                 &[&id, &wallet, &shards],
             )
             .await?;
@@ -121,7 +128,11 @@ impl<C: GenericClient + Sync> Tx for PgTx<'_, C> {
     /// The wallet's row locked for this unit, unless another holds it (`SKIP LOCKED`): every sale,
     /// credit and debit of the wallet updates that row.
     async fn hold_wallet(&mut self, wallet: &str) -> Result<bool, Failure> {
-        Ok(self.0.query_opt("SELECT 1 FROM balances WHERE account = $1 AND shard = 0 FOR UPDATE SKIP LOCKED", &[&wallet]).await?.is_some())
+        Ok(self
+            .0
+            .query_opt("SELECT 1 FROM balances WHERE account = $1 AND shard = 0 FOR UPDATE SKIP LOCKED", &[&wallet])
+            .await?
+            .is_some())
     }
 
     /// A block's indices cut into [`STRIPES`] counters, each sold from on its own.
@@ -132,7 +143,8 @@ impl<C: GenericClient + Sync> Tx for PgTx<'_, C> {
             self.0
                 .execute(
                     "INSERT INTO block_stripes (emission, block, stripe, start, next, stop, exhausted_at) \
-                     VALUES ($1, $2, $3, $4::INTEGER, $4::INTEGER, $5::INTEGER, CASE WHEN $4::INTEGER = $5::INTEGER THEN $6::BIGINT END)",
+                     VALUES ($1, $2, $3, $4::INTEGER, $4::INTEGER, $5::INTEGER, CASE WHEN $4::INTEGER = $5::INTEGER \
+                     THEN $6::BIGINT END)",
                     &[&emission, &block, &super::int(stripe)?, &start, &stop, &now],
                 )
                 .await?;

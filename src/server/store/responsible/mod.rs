@@ -14,7 +14,9 @@ pub(super) mod sql;
 pub(super) mod units;
 
 use super::StoreError;
-pub use crate::api::{Flow, LimitRefusal, LimitState, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span, Standing};
+pub use crate::api::{
+    Flow, LimitRefusal, LimitState, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span, Standing,
+};
 use crate::money::Cents;
 
 impl Span {
@@ -168,8 +170,8 @@ impl Guard {
 }
 
 /// The columns of a wallet's guard row, as [`guard_from`] reads them.
-pub const GUARD_COLUMNS: &str =
-    "balance, staked, deposited, stake_day, stake_week, stake_month, deposit_day, deposit_week, deposit_month, paused_until, suspended_at";
+pub const GUARD_COLUMNS: &str = "balance, staked, deposited, stake_day, stake_week, stake_month, deposit_day, \
+    deposit_week, deposit_month, paused_until, suspended_at";
 
 /// A guard row, from the columns of [`GUARD_COLUMNS`].
 pub fn guard_from(r: &impl crate::server::store::rows::Columns) -> Result<Guard, StoreError> {
@@ -191,7 +193,14 @@ pub fn window_starts(now: i64) -> [i64; 3] {
 
 /// Why a stake or a deposit the guard refused was refused, from the guard row read after it (the
 /// balance last: a player past a limit hears of the limit). `Ok` if nothing in the guard refuses it.
-pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i64, required: bool) -> Result<(), Refused> {
+pub fn refusal(
+    guard: &Guard,
+    flow: Flow,
+    amount: Cents,
+    bases: [i64; 3],
+    now: i64,
+    required: bool,
+) -> Result<(), Refused> {
     if guard.suspended_at.is_some() {
         return Err(Refused::Suspended);
     }
@@ -200,7 +209,9 @@ pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i
     }
     // Real money: nothing is credited and nothing sold before both 7-day limits are set; the one
     // missing is named (the flow's own first).
-    if required && let Some(missing) = [flow, other(flow)].into_iter().find(|f| guard.limits.get(*f, Span::Week).is_none()) {
+    if required
+        && let Some(missing) = [flow, other(flow)].into_iter().find(|f| guard.limits.get(*f, Span::Week).is_none())
+    {
         return Err(Refused::LimitsRequired(missing));
     }
     let total = guard.total(flow).0 as i64;
@@ -210,7 +221,12 @@ pub fn refusal(guard: &Guard, flow: Flow, amount: Cents, bases: [i64; 3], now: i
         .filter_map(|(span, base)| {
             let limit = guard.limits.get(flow, span)?;
             let used = Cents(u64::try_from(total - base).unwrap_or(0));
-            (used.0 + amount.0 > limit.0).then_some(Binding { span, limit, used, need: total + amount.0 as i64 - limit.0 as i64 })
+            (used.0 + amount.0 > limit.0).then_some(Binding {
+                span,
+                limit,
+                used,
+                need: total + amount.0 as i64 - limit.0 as i64,
+            })
         })
         .collect();
     if binding.is_empty() { Ok(()) } else { Err(Refused::Limits(binding)) }
@@ -245,14 +261,24 @@ pub struct Binding {
 
 /// The error a refused move is answered with: `pause_kind` read if it was a pause, and for each
 /// binding limit when its first reaching amount was counted ([`sql::STAKE_REACHING`], [`sql::DEPOSIT_REACHING`]).
-pub fn explain(refused: Result<(), Refused>, flow: Flow, amount: Cents, guard: &Guard, pause_kind: Option<PauseKind>, reaching: &[Option<i64>]) -> StoreError {
+pub fn explain(
+    refused: Result<(), Refused>,
+    flow: Flow,
+    amount: Cents,
+    guard: &Guard,
+    pause_kind: Option<PauseKind>,
+    reaching: &[Option<i64>],
+) -> StoreError {
     match refused {
         Err(Refused::Suspended) => StoreError::Suspended,
-        Err(Refused::Paused) => StoreError::Paused(Pause { kind: pause_kind.unwrap_or(PauseKind::Break), until: guard.paused_until }),
+        Err(Refused::Paused) => {
+            StoreError::Paused(Pause { kind: pause_kind.unwrap_or(PauseKind::Break), until: guard.paused_until })
+        }
         Err(Refused::LimitsRequired(missing)) => StoreError::LimitsRequired(missing),
         Err(Refused::Limits(binding)) => {
             let refusals = binding.iter().zip(reaching).map(|(b, at)| b.refusal(flow, amount, *at)).collect();
-            binding_longest(refusals).map_or_else(|| StoreError::Backend("a limit refused, but none binds".into()), StoreError::LimitReached)
+            binding_longest(refusals)
+                .map_or_else(|| StoreError::Backend("a limit refused, but none binds".into()), StoreError::LimitReached)
         }
         Ok(()) => match flow {
             Flow::Stake => StoreError::InsufficientFunds { balance: guard.balance, price: amount },
@@ -268,7 +294,13 @@ impl std::fmt::Display for LimitRefusal {
             Span::Week => "7 days",
             Span::Month => "30 days",
         };
-        write!(f, "the {} limit over {over} ({}) allows {} more", self.flow.as_str(), Cents(self.limit_cents), Cents(self.left_cents))?;
+        write!(
+            f,
+            "the {} limit over {over} ({}) allows {} more",
+            self.flow.as_str(),
+            Cents(self.limit_cents),
+            Cents(self.left_cents)
+        )?;
         match self.frees_at {
             Some(at) => write!(f, "; more frees up at {}", crate::server::dates::utc(at)),
             None => write!(f, ", never enough for this amount"),
@@ -281,7 +313,13 @@ impl Binding {
     /// brings the running total to `need` was counted (from [`sql::STAKE_REACHING`] or [`sql::DEPOSIT_REACHING`]).
     pub fn refusal(&self, flow: Flow, amount: Cents, first_reaching: Option<i64>) -> LimitRefusal {
         let frees_at = if amount > self.limit { None } else { first_reaching.map(|at| at + self.span.seconds()) };
-        LimitRefusal { flow, span: self.span, limit_cents: self.limit.0, left_cents: self.limit.0.saturating_sub(self.used.0), frees_at }
+        LimitRefusal {
+            flow,
+            span: self.span,
+            limit_cents: self.limit.0,
+            left_cents: self.limit.0.saturating_sub(self.used.0),
+            frees_at,
+        }
     }
 }
 
@@ -314,7 +352,14 @@ pub fn change_kind(current: Option<Cents>, wanted: Option<Cents>) -> ChangeKind 
 impl PendingRaise {
     pub fn new(flow: Flow, span: Span, amount: Option<Cents>, asked_at: i64) -> PendingRaise {
         let confirmable_at = asked_at + RAISE_DELAY;
-        PendingRaise { flow, span, amount_cents: amount.map(|a| a.0), asked_at, confirmable_at, lapses_at: confirmable_at + CONFIRM_WINDOW }
+        PendingRaise {
+            flow,
+            span,
+            amount_cents: amount.map(|a| a.0),
+            asked_at,
+            confirmable_at,
+            lapses_at: confirmable_at + CONFIRM_WINDOW,
+        }
     }
 
     /// Whether it may be confirmed at `now`: not before its 48 h, not once lapsed.
@@ -374,16 +419,29 @@ pub struct LimitPlan {
 
 /// How changing limit `(flow, span)` from `current` to `wanted` at `now` goes, `pending` being the raise
 /// of it already asked, if any.
-pub fn plan_change(flow: Flow, span: Span, current: Option<Cents>, wanted: Option<Cents>, pending: Option<&PendingRaise>, now: i64) -> LimitPlan {
+pub fn plan_change(
+    flow: Flow,
+    span: Span,
+    current: Option<Cents>,
+    wanted: Option<Cents>,
+    pending: Option<&PendingRaise>,
+    now: i64,
+) -> LimitPlan {
     let kind = change_kind(current, wanted);
     let mut events = Vec::new();
     let cancel_pending = pending.is_some() && kind != ChangeKind::Raise;
     if cancel_pending {
-        events.push(("raise_cancelled", limit_detail(flow, span, pending.and_then(|p| p.amount_cents).map(Cents), current)));
+        events.push((
+            "raise_cancelled",
+            limit_detail(flow, span, pending.and_then(|p| p.amount_cents).map(Cents), current),
+        ));
     }
     let (set, ask) = match kind {
         ChangeKind::AtOnce => {
-            events.push((if current.is_none() { "limit_set" } else { "limit_lowered" }, limit_detail(flow, span, wanted, current)));
+            events.push((
+                if current.is_none() { "limit_set" } else { "limit_lowered" },
+                limit_detail(flow, span, wanted, current),
+            ));
             (Some(wanted), None)
         }
         ChangeKind::Raise => {
@@ -409,8 +467,15 @@ pub struct StandingFacts {
 
 impl StandingFacts {
     pub fn standing(self, now: i64) -> Standing {
-        let limits = limit_states(&self.guard, [(Flow::Stake, self.stake_bases, self.stake_oldest), (Flow::Deposit, self.deposit_bases, self.deposit_oldest)]);
-        let paused = (self.guard.paused_until > now).then(|| Pause { kind: self.pause_kind.unwrap_or(PauseKind::Break), until: self.guard.paused_until });
+        let limits = limit_states(
+            &self.guard,
+            [
+                (Flow::Stake, self.stake_bases, self.stake_oldest),
+                (Flow::Deposit, self.deposit_bases, self.deposit_oldest),
+            ],
+        );
+        let paused = (self.guard.paused_until > now)
+            .then(|| Pause { kind: self.pause_kind.unwrap_or(PauseKind::Break), until: self.guard.paused_until });
         // A raise past its time is shown lapsed until the server's round takes it away: not pending.
         let pending = self.pending.into_iter().filter(|p| now < p.lapses_at).collect();
         Standing { limits, pending, paused, reality_minutes: self.reality_minutes }
@@ -424,7 +489,9 @@ pub fn event_from(r: &impl crate::server::store::rows::Columns) -> Result<Respon
 
 /// A limit's detail in the record.
 pub fn limit_detail(flow: Flow, span: Span, amount: Option<Cents>, before: Option<Cents>) -> String {
-    serde_json::json!({ "flow": flow, "span": span, "limit_cents": amount.map(|a| a.0), "before_cents": before.map(|a| a.0) }).to_string()
+    serde_json::json!({ "flow": flow, "span": span, "limit_cents": amount.map(|a| a.0), "before_cents": before.map(|a|
+        a.0) })
+    .to_string()
 }
 
 /// A reality check's detail in the record: how long the session has lasted and what it played.
@@ -490,11 +557,25 @@ mod tests {
         let Err(Refused::Limits(binding)) = refused else { panic!("{refused:?}") };
         assert_eq!(binding, vec![Binding { span: Span::Week, limit: Cents(1_000), used: Cents(900), need: 200 }]);
         let told = binding[0].refusal(Flow::Stake, Cents(300), Some(999_000));
-        assert_eq!(told, LimitRefusal { flow: Flow::Stake, span: Span::Week, limit_cents: 1_000, left_cents: 100, frees_at: Some(999_000 + 7 * 86_400) });
+        assert_eq!(
+            told,
+            LimitRefusal {
+                flow: Flow::Stake,
+                span: Span::Week,
+                limit_cents: 1_000,
+                left_cents: 100,
+                frees_at: Some(999_000 + 7 * 86_400)
+            }
+        );
         // Once 3 € left the window (a base of 300), it fits.
         assert_eq!(refusal(&guard(900, Some(1_000)), Flow::Stake, Cents(300), [0, 300, 0], 1_000_000, true), Ok(()));
         // Below the price, it never frees.
-        assert_eq!(Binding { span: Span::Week, limit: Cents(200), used: Cents(0), need: 100 }.refusal(Flow::Stake, Cents(300), Some(5)).frees_at, None);
+        assert_eq!(
+            Binding { span: Span::Week, limit: Cents(200), used: Cents(0), need: 100 }
+                .refusal(Flow::Stake, Cents(300), Some(5))
+                .frees_at,
+            None
+        );
     }
 
     #[test]
@@ -502,12 +583,27 @@ mod tests {
         let mut paused = guard(0, Some(1_000));
         paused.paused_until = 2_000;
         assert_eq!(refusal(&paused, Flow::Stake, Cents(300), [0; 3], 1_999, true), Err(Refused::Paused));
-        assert_eq!(refusal(&paused, Flow::Stake, Cents(300), [0; 3], 2_000, true), Ok(()), "a pause ends at its second");
-        assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, true), Err(Refused::LimitsRequired(Flow::Stake)));
+        assert_eq!(
+            refusal(&paused, Flow::Stake, Cents(300), [0; 3], 2_000, true),
+            Ok(()),
+            "a pause ends at its second"
+        );
+        assert_eq!(
+            refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, true),
+            Err(Refused::LimitsRequired(Flow::Stake))
+        );
         let mut stake_only = guard(0, Some(1_000));
         stake_only.limits.set(Flow::Deposit, Span::Week, None);
-        assert_eq!(refusal(&stake_only, Flow::Stake, Cents(300), [0; 3], 0, true), Err(Refused::LimitsRequired(Flow::Deposit)), "both");
-        assert_eq!(refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, false), Ok(()), "demo mode requires none");
+        assert_eq!(
+            refusal(&stake_only, Flow::Stake, Cents(300), [0; 3], 0, true),
+            Err(Refused::LimitsRequired(Flow::Deposit)),
+            "both"
+        );
+        assert_eq!(
+            refusal(&guard(0, None), Flow::Stake, Cents(300), [0; 3], 0, false),
+            Ok(()),
+            "demo mode requires none"
+        );
         assert_eq!(refusal(&guard(0, None), Flow::Deposit, Cents(300), [0; 3], 0, false), Ok(()));
     }
 
@@ -524,15 +620,23 @@ mod tests {
     #[test]
     fn a_raise_is_confirmable_from_48_hours_and_lapses_a_week_later() {
         let raise = PendingRaise::new(Flow::Stake, Span::Week, Some(Cents(5_000)), 1_000);
-        assert_eq!(raise.confirmable(1_000 + 48 * 3600 - 60), Err(StoreError::RaiseNotYet { confirmable_at: 1_000 + 48 * 3600 }));
+        assert_eq!(
+            raise.confirmable(1_000 + 48 * 3600 - 60),
+            Err(StoreError::RaiseNotYet { confirmable_at: 1_000 + 48 * 3600 })
+        );
         assert_eq!(raise.confirmable(1_000 + 48 * 3600), Ok(()));
-        assert_eq!(raise.confirmable(raise.lapses_at), Err(StoreError::RaiseLapsed { lapsed_at: 1_000 + 48 * 3600 + 7 * 86_400 }));
+        assert_eq!(
+            raise.confirmable(raise.lapses_at),
+            Err(StoreError::RaiseLapsed { lapsed_at: 1_000 + 48 * 3600 + 7 * 86_400 })
+        );
     }
 
     #[test]
     fn identities_match_whatever_the_accents_case_and_hyphens() {
-        let declared = Identity { first_name: "Jean-Émile".into(), last_name: "D'Arc".into(), birth_date: "1990-02-03".into() };
-        let listed = Identity { first_name: "JEAN EMILE".into(), last_name: "darc".into(), birth_date: "1990-02-03".into() };
+        let declared =
+            Identity { first_name: "Jean-Émile".into(), last_name: "D'Arc".into(), birth_date: "1990-02-03".into() };
+        let listed =
+            Identity { first_name: "JEAN EMILE".into(), last_name: "darc".into(), birth_date: "1990-02-03".into() };
         assert_eq!(declared.key(), listed.key());
         assert_ne!(declared.key(), Identity { birth_date: "1990-02-04".into(), ..listed }.key());
     }

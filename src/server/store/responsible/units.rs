@@ -3,8 +3,8 @@
 
 use super::sql::{self, DEPOSIT_BASES, DEPOSIT_OLDEST, DEPOSIT_REACHING, STAKE_BASES, STAKE_OLDEST, STAKE_REACHING};
 use super::{
-    Actor, ChangeKind, Flow, GUARD_COLUMNS, Guard, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span, Standing, StandingFacts, event_from,
-    guard_from, raise_from, window_starts,
+    Actor, ChangeKind, Flow, GUARD_COLUMNS, Guard, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span,
+    Standing, StandingFacts, event_from, guard_from, raise_from, window_starts,
 };
 use crate::money::Cents;
 use crate::rules::prize_table::TICKET_PRICE;
@@ -17,7 +17,10 @@ use crate::server::store::{Credit, Funding, Store, StoreError, cents, sql_amount
 impl Store {
     /// Money into a wallet from outside the game, if its guard allows it; returns the new balance.
     pub async fn credit(&self, player_id: &str, credit: Credit, now: i64) -> Result<Cents, StoreError> {
-        self.write((player_id.to_owned(), credit, now), |tx, (player, credit, now)| Box::pin(deposit(tx, player, credit, *now))).await
+        self.write((player_id.to_owned(), credit, now), |tx, (player, credit, now)| {
+            Box::pin(deposit(tx, player, credit, *now))
+        })
+        .await
     }
 
     /// The player's limits and what is left of each, pending raises, any pause, the reality-check interval.
@@ -27,14 +30,27 @@ impl Store {
 
     /// Sets one limit (`None`: none): a first or lower one at once, cancelling a pending raise of it; a
     /// higher one or none is asked, to be confirmed from 48 h on. Returns how it applies.
-    pub async fn change_limit(&self, player_id: &str, flow: Flow, span: Span, wanted: Option<Cents>, now: i64) -> Result<ChangeKind, StoreError> {
+    pub async fn change_limit(
+        &self,
+        player_id: &str,
+        flow: Flow,
+        span: Span,
+        wanted: Option<Cents>,
+        now: i64,
+    ) -> Result<ChangeKind, StoreError> {
         let args = (player_id.to_owned(), flow, span, wanted, now);
-        self.write(args, |tx, (player, flow, span, wanted, now)| Box::pin(change_limit(tx, player, *flow, *span, *wanted, *now))).await
+        self.write(args, |tx, (player, flow, span, wanted, now)| {
+            Box::pin(change_limit(tx, player, *flow, *span, *wanted, *now))
+        })
+        .await
     }
 
     /// Applies a pending raise the player confirms, from 48 h after it was asked until it lapses.
     pub async fn confirm_raise(&self, player_id: &str, flow: Flow, span: Span, now: i64) -> Result<(), StoreError> {
-        self.write((player_id.to_owned(), flow, span, now), |tx, (player, flow, span, now)| Box::pin(confirm_raise(tx, player, *flow, *span, *now))).await
+        self.write((player_id.to_owned(), flow, span, now), |tx, (player, flow, span, now)| {
+            Box::pin(confirm_raise(tx, player, *flow, *span, *now))
+        })
+        .await
     }
 
     /// Takes away (and records) the raises that lapsed unconfirmed by `now`; how many this call took.
@@ -46,7 +62,10 @@ impl Store {
     /// and nothing can be staked or deposited before then. Nothing shortens it: a pause that ends
     /// sooner than the one in force is [`StoreError::AlreadyPaused`].
     pub async fn pause(&self, player_id: &str, pause: Pause, actor: Actor, now: i64) -> Result<(), StoreError> {
-        self.write((player_id.to_owned(), pause, actor, now), |tx, (player, p, actor, now)| Box::pin(pause_player(tx, player, *p, *actor, *now))).await
+        self.write((player_id.to_owned(), pause, actor, now), |tx, (player, p, actor, now)| {
+            Box::pin(pause_player(tx, player, *p, *actor, *now))
+        })
+        .await
     }
 
     /// The player's record from `since` on, oldest first.
@@ -65,11 +84,27 @@ impl Store {
     pub async fn set_reality_interval(&self, player_id: &str, minutes: u32, now: i64) -> Result<(), StoreError> {
         self.write((player_id.to_owned(), minutes, now), |tx, (player, minutes, now)| {
             Box::pin(async move {
-                if tx.execute("UPDATE players SET reality_minutes = $2 WHERE id = $1", &[player.into(), (*minutes).into()]).await? != 1 {
+                if tx
+                    .execute(
+                        "UPDATE players SET reality_minutes = $2 WHERE id = $1",
+                        &[player.into(), (*minutes).into()],
+                    )
+                    .await?
+                    != 1
+                {
                     return Err(StoreError::NotFound("player").into());
                 }
-                tx.execute(sql::SOONER_REALITY_CHECKS, &[player.into(), (now + i64::from(*minutes) * 60).into()]).await?;
-                record(tx, player, *now, Actor::Player, "reality_interval_set", &serde_json::json!({ "minutes": minutes }).to_string()).await
+                tx.execute(sql::SOONER_REALITY_CHECKS, &[player.into(), (now + i64::from(*minutes) * 60).into()])
+                    .await?;
+                record(
+                    tx,
+                    player,
+                    *now,
+                    Actor::Player,
+                    "reality_interval_set",
+                    &serde_json::json!({ "minutes": minutes }).to_string(),
+                )
+                .await
             })
         })
         .await
@@ -77,12 +112,18 @@ impl Store {
 
     /// The session's reality check is due: recorded as shown (once per due time).
     pub async fn reality_check_shown(&self, token_hash: &str, now: i64) -> Result<(), StoreError> {
-        self.write((token_hash.to_owned(), false, now), |tx, (token, acknowledged, now)| Box::pin(reality_check(tx, token, *acknowledged, *now))).await
+        self.write((token_hash.to_owned(), false, now), |tx, (token, acknowledged, now)| {
+            Box::pin(reality_check(tx, token, *acknowledged, *now))
+        })
+        .await
     }
 
     /// The player acknowledged it: the next one is due an interval from `now`.
     pub async fn acknowledge_reality_check(&self, token_hash: &str, now: i64) -> Result<(), StoreError> {
-        self.write((token_hash.to_owned(), true, now), |tx, (token, acknowledged, now)| Box::pin(reality_check(tx, token, *acknowledged, *now))).await
+        self.write((token_hash.to_owned(), true, now), |tx, (token, acknowledged, now)| {
+            Box::pin(reality_check(tx, token, *acknowledged, *now))
+        })
+        .await
     }
 
     /// What the player bought since `since` and won on it.
@@ -138,7 +179,11 @@ pub(crate) async fn why_refused(
     required: bool,
 ) -> Result<StoreError, Failure> {
     let Some(guard) = guard(tx, player).await? else {
-        return Ok(if flow == Flow::Stake { StoreError::InsufficientFunds { balance: Cents::ZERO, price: amount } } else { StoreError::NotFound("player") });
+        return Ok(if flow == Flow::Stake {
+            StoreError::InsufficientFunds { balance: Cents::ZERO, price: amount }
+        } else {
+            StoreError::NotFound("player")
+        });
     };
     let refused = super::refusal(&guard, flow, amount, bases, now, required);
     let pause = if matches!(refused, Err(super::Refused::Paused)) { pause_kind(tx, player).await? } else { None };
@@ -146,7 +191,9 @@ pub(crate) async fn why_refused(
     if let Err(super::Refused::Limits(binding)) = &refused {
         let sql = if flow == Flow::Stake { STAKE_REACHING } else { DEPOSIT_REACHING };
         for b in binding {
-            let row = tx.query_one(sql, &[flow_key(flow, player).into(), (now - b.span.seconds()).into(), b.need.into()]).await?;
+            let row = tx
+                .query_one(sql, &[flow_key(flow, player).into(), (now - b.span.seconds()).into(), b.need.into()])
+                .await?;
             reaching.push(row.optional_int(0)?);
         }
     }
@@ -161,21 +208,38 @@ pub(crate) async fn deposit(tx: &mut dyn Tx, player: &str, credit: &Credit, now:
     let amount = sql_amount(t.amount)?;
     let required = credit.funding == Funding::Cash;
     let b = bases(tx, Flow::Deposit, player, now).await?;
-    let params = [t.credit.id().into(), amount.into(), now.into(), required.into(), b[0].into(), b[1].into(), b[2].into()];
+    let params =
+        [t.credit.id().into(), amount.into(), now.into(), required.into(), b[0].into(), b[1].into(), b[2].into()];
     let Some(given) = tx.query_opt(&sql::give_deposit(tx.layout()), &params).await? else {
         return Err(why_refused(tx, player, Flow::Deposit, t.amount, b, now, required).await?.into());
     };
     let (balance, total) = (given.int(0)?, given.int(1)?);
     tx.shift(&t.debit, -amount, player).await?;
     tx.execute(
-        "INSERT INTO transfers (kind, debit, credit, amount, reason, created_at, wallet_total) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        &[t.kind.as_str().into(), t.debit.id().into(), t.credit.id().into(), amount.into(), t.reason.into(), now.into(), total.into()],
+        "INSERT INTO transfers (kind, debit, credit, amount, reason, created_at, wallet_total) VALUES ($1, $2, $3, $4, \
+            $5, $6, $7)",
+        &[
+            t.kind.as_str().into(),
+            t.debit.id().into(),
+            t.credit.id().into(),
+            amount.into(),
+            t.reason.into(),
+            now.into(),
+            total.into(),
+        ],
     )
     .await?;
     Ok(cents(balance)?)
 }
 
-async fn record(tx: &mut dyn Tx, player: &str, now: i64, actor: Actor, kind: &str, detail: &str) -> Result<(), Failure> {
+async fn record(
+    tx: &mut dyn Tx,
+    player: &str,
+    now: i64,
+    actor: Actor,
+    kind: &str,
+    detail: &str,
+) -> Result<(), Failure> {
     tx.execute(sql::RECORD, &[player.into(), now.into(), actor.as_str().into(), kind.into(), detail.into()]).await?;
     Ok(())
 }
@@ -196,7 +260,8 @@ fn optional_amount(amount: Option<Cents>) -> Result<Value, StoreError> {
 async fn standing(tx: &mut dyn Tx, player: &str, now: i64) -> Result<Standing, Failure> {
     let guard = guard(tx, player).await?.ok_or(StoreError::NotFound("player"))?;
     let starts = window_starts(now);
-    let reality = tx.query_one("SELECT reality_minutes FROM players WHERE id = $1", &[player.into()]).await?.unsigned(0)?;
+    let reality =
+        tx.query_one("SELECT reality_minutes FROM players WHERE id = $1", &[player.into()]).await?.unsigned(0)?;
     let facts = StandingFacts {
         stake_bases: bases(tx, Flow::Stake, player, now).await?,
         stake_oldest: three(tx, STAKE_OLDEST, player, starts).await?,
@@ -212,15 +277,33 @@ async fn standing(tx: &mut dyn Tx, player: &str, now: i64) -> Result<Standing, F
 
 /// Writes limit `(flow, span)` of the player's wallet from `current` to `wanted`; a limit changed since
 /// it was read is a conflict, and the unit runs again.
-async fn set_limit(tx: &mut dyn Tx, player: &str, flow: Flow, span: Span, wanted: Option<Cents>, current: Option<Cents>) -> Result<(), Failure> {
+async fn set_limit(
+    tx: &mut dyn Tx,
+    player: &str,
+    flow: Flow,
+    span: Span,
+    wanted: Option<Cents>,
+    current: Option<Cents>,
+) -> Result<(), Failure> {
     let sql = sql::set_limit(tx.layout(), flow, span);
-    if tx.execute(&sql, &[Account::Wallet(player).id().into(), optional_amount(wanted)?, optional_amount(current)?]).await? != 1 {
+    if tx
+        .execute(&sql, &[Account::Wallet(player).id().into(), optional_amount(wanted)?, optional_amount(current)?])
+        .await?
+        != 1
+    {
         return Err(Failure::Conflict("a limit changed under its change".into()));
     }
     Ok(())
 }
 
-async fn change_limit(tx: &mut dyn Tx, player: &str, flow: Flow, span: Span, wanted: Option<Cents>, now: i64) -> Result<ChangeKind, Failure> {
+async fn change_limit(
+    tx: &mut dyn Tx,
+    player: &str,
+    flow: Flow,
+    span: Span,
+    wanted: Option<Cents>,
+    now: i64,
+) -> Result<ChangeKind, Failure> {
     let guard = guard(tx, player).await?.ok_or(StoreError::NotFound("player"))?;
     let current = guard.limits.get(flow, span);
     let plan = super::plan_change(flow, span, current, wanted, pending_of(tx, player, flow, span).await?.as_ref(), now);
@@ -232,7 +315,8 @@ async fn change_limit(tx: &mut dyn Tx, player: &str, flow: Flow, span: Span, wan
     }
     if let Some(ask) = &plan.ask {
         let amount = optional_amount(ask.amount_cents.map(Cents))?;
-        tx.execute(sql::ASK_RAISE, &[player.into(), flow.as_str().into(), span.as_str().into(), amount, now.into()]).await?;
+        tx.execute(sql::ASK_RAISE, &[player.into(), flow.as_str().into(), span.as_str().into(), amount, now.into()])
+            .await?;
     }
     for (kind, detail) in &plan.events {
         record(tx, player, now, Actor::Player, kind, detail).await?;
@@ -259,7 +343,8 @@ async fn lapse_raises(tx: &mut dyn Tx, now: i64) -> Result<usize, Failure> {
     for row in &lapsed {
         let (raise, player) = (raise_from(row)?, row.text(4)?);
         // Taken away only if still the raise read: one confirmed or asked again meanwhile stays.
-        let params = [player.as_str().into(), raise.flow.as_str().into(), raise.span.as_str().into(), raise.asked_at.into()];
+        let params =
+            [player.as_str().into(), raise.flow.as_str().into(), raise.span.as_str().into(), raise.asked_at.into()];
         if tx.execute(sql::DROP_LAPSED, &params).await? == 1 {
             let detail = super::limit_detail(raise.flow, raise.span, raise.amount_cents.map(Cents), None);
             record(tx, &player, raise.lapses_at, Actor::Server, "raise_lapsed", &detail).await?;
@@ -271,14 +356,22 @@ async fn lapse_raises(tx: &mut dyn Tx, now: i64) -> Result<usize, Failure> {
 
 /// A pause as [`Store::pause`] makes one: the wallet's guard paused (only ever lengthened), every
 /// session ended, the event recorded.
-pub(crate) async fn pause_player(tx: &mut dyn Tx, player: &str, pause: Pause, actor: Actor, now: i64) -> Result<(), Failure> {
-    let paused = tx.execute(&sql::pause_wallet(tx.layout()), &[Account::Wallet(player).id().into(), pause.until.into()]).await?;
+pub(crate) async fn pause_player(
+    tx: &mut dyn Tx,
+    player: &str,
+    pause: Pause,
+    actor: Actor,
+    now: i64,
+) -> Result<(), Failure> {
+    let paused =
+        tx.execute(&sql::pause_wallet(tx.layout()), &[Account::Wallet(player).id().into(), pause.until.into()]).await?;
     if paused == 0 {
         let guard = guard(tx, player).await?.ok_or(StoreError::NotFound("player"))?;
         let kind = pause_kind(tx, player).await?.unwrap_or(PauseKind::Break);
         return Err(StoreError::AlreadyPaused(Pause { kind, until: guard.paused_until }).into());
     }
-    tx.execute("UPDATE players SET pause_kind = $2 WHERE id = $1", &[player.into(), pause.kind.as_str().into()]).await?;
+    tx.execute("UPDATE players SET pause_kind = $2 WHERE id = $1", &[player.into(), pause.kind.as_str().into()])
+        .await?;
     tx.execute("DELETE FROM sessions WHERE player_id = $1", &[player.into()]).await?;
     record(tx, player, now, actor, pause.kind.as_str(), &serde_json::json!({ "until": pause.until }).to_string()).await
 }
@@ -288,7 +381,15 @@ async fn reality_check(tx: &mut dyn Tx, token_hash: &str, acknowledge: bool, now
     let Some(row) = tx.query_opt(sql, &[token_hash.into(), now.into()]).await? else { return Ok(()) };
     let (player, started) = (row.text(0)?, row.int(1)?);
     let detail = super::reality_detail(now - started, summary(tx, &player, started).await?);
-    record(tx, &player, now, Actor::Player, if acknowledge { "reality_check_acknowledged" } else { "reality_check_shown" }, &detail).await
+    record(
+        tx,
+        &player,
+        now,
+        Actor::Player,
+        if acknowledge { "reality_check_acknowledged" } else { "reality_check_shown" },
+        &detail,
+    )
+    .await
 }
 
 async fn summary(tx: &mut dyn Tx, player: &str, since: i64) -> Result<PlaySummary, Failure> {
@@ -304,7 +405,10 @@ async fn import_bans(tx: &mut dyn Tx, keys: &[String], now: i64) -> Result<Vec<(
     tx.execute("DELETE FROM banned_identities", &[]).await?;
     for chunk in keys.chunks(BANS_AT_ONCE) {
         let rows: Vec<String> = (0..chunk.len()).map(|i| format!("(${}, $1)", i + 2)).collect();
-        let sql = format!("INSERT INTO banned_identities (identity_key, imported_at) VALUES {} ON CONFLICT DO NOTHING", rows.join(", "));
+        let sql = format!(
+            "INSERT INTO banned_identities (identity_key, imported_at) VALUES {} ON CONFLICT DO NOTHING",
+            rows.join(", ")
+        );
         let params: Vec<Value> = std::iter::once(now.into()).chain(chunk.iter().map(Value::from)).collect();
         tx.execute(&sql, &params).await?;
     }
@@ -312,7 +416,14 @@ async fn import_bans(tx: &mut dyn Tx, keys: &[String], now: i64) -> Result<Vec<(
     let mut closed = Vec::new();
     for row in matched {
         let player = row.text(0)?;
-        let paid = crate::server::store::back_office::close_account(tx, &player, "closed: in the national ban file", "ban_file_match", now).await?;
+        let paid = crate::server::store::back_office::close_account(
+            tx,
+            &player,
+            "closed: in the national ban file",
+            "ban_file_match",
+            now,
+        )
+        .await?;
         closed.push((player, paid));
     }
     Ok(closed)

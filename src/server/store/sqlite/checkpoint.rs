@@ -112,10 +112,20 @@ pub fn wal_bytes(path: &Path) -> u64 {
 pub fn after_crash(conn: &Connection, left: u64) {
     let started = std::time::Instant::now();
     match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, bool>(0)) {
-        Ok(false) => tracing::info!(wal_bytes = left, elapsed_ms = started.elapsed().as_millis() as u64, "copied the WAL a crash left into the database"),
+        Ok(false) => tracing::info!(
+            wal_bytes = left,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "copied the WAL a crash left into the database"
+        ),
         // Another process (a command run meanwhile) reads the database: the checkpointer copies the WAL.
-        Ok(true) => tracing::warn!(wal_bytes = left, "another process holds the database: the WAL a crash left is copied as the server runs"),
-        Err(e) => tracing::warn!(wal_bytes = left, error = %e, "the WAL a crash left could not be copied now; the checkpointer will"),
+        Ok(true) => tracing::warn!(
+            wal_bytes = left,
+            "another process holds the database: the WAL a crash left is copied as the server runs"
+        ),
+        Err(e) => {
+            tracing::warn!(wal_bytes = left, error = %e, "the WAL a crash left could not be copied now; the \
+                checkpointer will")
+        }
     }
 }
 

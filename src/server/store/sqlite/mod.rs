@@ -179,8 +179,19 @@ pub(crate) fn grow_in_chunks(conn: &Connection) -> Result<(), StoreError> {
     let mut chunk: std::ffi::c_int = 32 << 20;
     // SAFETY: the handle is a live connection owned by `conn`, the file name is a NUL-terminated
     // literal, and SQLITE_FCNTL_CHUNK_SIZE reads one int through the pointer during the call.
-    let rc = unsafe { rusqlite::ffi::sqlite3_file_control(conn.handle(), c"main".as_ptr(), rusqlite::ffi::SQLITE_FCNTL_CHUNK_SIZE, (&raw mut chunk).cast()) };
-    if rc == rusqlite::ffi::SQLITE_OK { Ok(()) } else { Err(StoreError::Backend(format!("cannot set the file's growth chunk ({rc})"))) }
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_CHUNK_SIZE,
+            (&raw mut chunk).cast(),
+        )
+    };
+    if rc == rusqlite::ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(StoreError::Backend(format!("cannot set the file's growth chunk ({rc})")))
+    }
 }
 
 /// Applies the migrations not yet applied, with foreign keys off while tables are rebuilt (SQLite's
@@ -188,7 +199,9 @@ pub(crate) fn grow_in_chunks(conn: &Connection) -> Result<(), StoreError> {
 /// database: a command run beside a live server, whose schema is already current, skips it.)
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "foreign_keys", "OFF")?;
-    let report = embedded::migrations::runner().run(conn).map_err(|e| StoreError::Backend(format!("migrating the schema: {e}")))?;
+    let report = embedded::migrations::runner()
+        .run(conn)
+        .map_err(|e| StoreError::Backend(format!("migrating the schema: {e}")))?;
     if report.applied_migrations().is_empty() {
         return Ok(());
     }
@@ -216,7 +229,10 @@ pub fn backup(database: &Path, dest: &Path) -> Result<BackupReport, StoreError> 
     use std::os::unix::fs::OpenOptionsExt;
     let io = |what: &str, e: std::io::Error| StoreError::Backend(format!("{what} {}: {e}", dest.display()));
     if dest.exists() {
-        return Err(StoreError::Backend(format!("{} exists already: a backup never overwrites a file", dest.display())));
+        return Err(StoreError::Backend(format!(
+            "{} exists already: a backup never overwrites a file",
+            dest.display()
+        )));
     }
     if !database.exists() {
         return Err(StoreError::Backend(format!("no store in {}", database.display())));
@@ -225,9 +241,17 @@ pub fn backup(database: &Path, dest: &Path) -> Result<BackupReport, StoreError> 
     partial.push(".partial");
     let partial = std::path::PathBuf::from(partial);
     // VACUUM INTO fills an empty file it finds: made here, owner-only, before any byte is in it.
-    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial).map_err(|e| io("cannot create the copy of", e))?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&partial)
+        .map_err(|e| io("cannot create the copy of", e))?;
     let copied = (|| -> Result<BackupReport, StoreError> {
-        let conn = Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        let conn = Connection::open_with_flags(
+            database,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let target = partial.to_str().ok_or_else(|| StoreError::Backend("the backup's path is not UTF-8".into()))?;
         conn.execute("VACUUM INTO ?1", [target])?;

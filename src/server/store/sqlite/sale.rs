@@ -29,16 +29,27 @@ async fn sell_on(tx: &mut SqliteTx<'_>, lots: &LotsCache, r: &SaleRequest) -> Re
     // The stake first: its guard (balance, limits, pause) decides whether there is a sale at all.
     let b = bases(tx, Flow::Stake, &r.player_id, r.now).await?;
     let price = sql_amount(TICKET_PRICE)?;
-    let params = [Account::Wallet(&r.player_id).id().into(), price.into(), r.now.into(), r.limits_required.into(), b[0].into(), b[1].into(), b[2].into()];
+    let params = [
+        Account::Wallet(&r.player_id).id().into(),
+        price.into(),
+        r.now.into(),
+        r.limits_required.into(),
+        b[0].into(),
+        b[1].into(),
+        b[2].into(),
+    ];
     let Some(taken) = (tx as &mut dyn Tx).query_opt(&TAKE_STAKE, &params).await? else {
-        return Err(why_refused(tx, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required).await?.into());
+        return Err(why_refused(tx, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required)
+            .await?
+            .into());
     };
     let (balance, stake_total) = (taken.int(0)?, taken.int(1)?);
     let slot: Option<(u32, u32, u32)> =
         tx.0.prepare_cached(
             "UPDATE block_sales SET sold = sold + 1, closed_at = CASE WHEN sold + 1 = size THEN ?1 END \
              WHERE (emission, block) = (SELECT s.emission, s.block FROM block_sales s WHERE s.sold < s.size \
-                 AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = s.emission AND w.block = s.block) \
+                 AND NOT EXISTS (SELECT 1 FROM block_withdrawals w WHERE w.emission = s.emission AND w.block = \
+                 s.block) \
                  ORDER BY s.emission, s.block LIMIT 1) \
                AND sold < size \
              RETURNING emission, block, sold - 1",
@@ -51,13 +62,24 @@ async fn sell_on(tx: &mut SqliteTx<'_>, lots: &LotsCache, r: &SaleRequest) -> Re
             .get(index as usize)
             .ok_or_else(|| StoreError::Backend(format!("block E{emission}-B{block} has no ticket {index}")))?,
     );
-    let inserted = tx
-        .0
-        .prepare_cached(
-            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, stake_total) \
+    let inserted =
+        tx.0.prepare_cached(
+            "INSERT INTO tickets (id, player_id, emission, block, idx, mode, lot_cents, sold_at, idempotency_key, \
+                stake_total) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (player_id, idempotency_key) DO NOTHING",
         )?
-        .execute(params![r.ticket_id, r.player_id, emission, block, index, r.mode.as_str(), sql_amount(lot)?, r.now, r.idempotency_key, stake_total])?;
+        .execute(params![
+            r.ticket_id,
+            r.player_id,
+            emission,
+            block,
+            index,
+            r.mode.as_str(),
+            sql_amount(lot)?,
+            r.now,
+            r.idempotency_key,
+            stake_total
+        ])?;
     if inserted == 0 {
         // Only if a sale with this key was recorded since the replay check above, which one writer rules
         // out. The unique key still forbids a second ticket: this sale is undone, and a retry replays.
@@ -73,6 +95,8 @@ fn lots_of(cache: &LotsCache, conn: &Connection, emission: u32, block: u32) -> R
     if let Some(lots) = cache.get(emission, block) {
         return Ok(lots);
     }
-    let lots = conn.prepare_cached("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2")?.query_row(params![emission, block], |r| r.get(0))?;
+    let lots = conn
+        .prepare_cached("SELECT lots FROM blocks WHERE emission = ?1 AND block = ?2")?
+        .query_row(params![emission, block], |r| r.get(0))?;
     Ok(cache.keep(emission, block, lots))
 }

@@ -31,7 +31,8 @@ impl From<rusqlite::Error> for Failure {
         match e.sqlite_error() {
             Some(f)
                 if f.code == ErrorCode::ConstraintViolation
-                    && [rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE, rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY].contains(&f.extended_code) =>
+                    && [rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE, rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY]
+                        .contains(&f.extended_code) =>
             {
                 Failure::Duplicate(e.to_string())
             }
@@ -65,8 +66,9 @@ fn value(v: ValueRef<'_>) -> Result<Value, StoreError> {
 fn bind(statement: &mut CachedStatement<'_>, params: &[Value]) -> Result<(), Failure> {
     for index in 1..=statement.parameter_count() {
         let n = statement.parameter_name(index).and_then(|name| name.strip_prefix('$')?.parse::<usize>().ok());
-        let value =
-            n.and_then(|n| params.get(n.checked_sub(1)?)).ok_or_else(|| StoreError::Backend(format!("parameter {index} of a statement has no value")))?;
+        let value = n
+            .and_then(|n| params.get(n.checked_sub(1)?))
+            .ok_or_else(|| StoreError::Backend(format!("parameter {index} of a statement has no value")))?;
         statement.raw_bind_parameter(index, value)?;
     }
     Ok(())
@@ -79,7 +81,10 @@ impl SqliteTx<'_> {
     pub(super) fn move_money(&mut self, t: &Transfer<'_>, now: i64) -> Result<Option<i64>, Failure> {
         let paid: Option<i64> = self
             .0
-            .prepare_cached("UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND (kind <> 'wallet' OR balance >= ?2) RETURNING balance")?
+            .prepare_cached(
+                "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND (kind <> 'wallet' OR balance \
+                >= ?2) RETURNING balance",
+            )?
             .query_row(params![t.debit.id(), sql_amount(t.amount)?], |r| r.get(0))
             .optional()?;
         if paid.is_some() {
@@ -93,13 +98,19 @@ impl SqliteTx<'_> {
         let amount = sql_amount(t.amount)?;
         self.add_to(&t.credit, amount)?;
         self.0
-            .prepare_cached("INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+            .prepare_cached(
+                "INSERT INTO transfers (kind, debit, credit, amount, ticket_id, reason, created_at) VALUES \
+                (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
             .execute(params![t.kind.as_str(), t.debit.id(), t.credit.id(), amount, t.ticket, t.reason, now])?;
         Ok(())
     }
 
     fn add_to(&mut self, account: &Account<'_>, delta: i64) -> Result<(), Failure> {
-        let changed = self.0.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?.execute(params![account.id(), delta])?;
+        let changed = self
+            .0
+            .prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?
+            .execute(params![account.id(), delta])?;
         if changed != 1 {
             return Err(StoreError::Backend(format!("no account {}", account.id())).into());
         }
@@ -145,7 +156,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn open_account(&mut self, account: &Account<'_>) -> Result<(), Failure> {
-        self.0.prepare_cached("INSERT INTO accounts (id, kind) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING")?.execute(params![account.id(), account.kind()])?;
+        self.0
+            .prepare_cached("INSERT INTO accounts (id, kind) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING")?
+            .execute(params![account.id(), account.kind()])?;
         Ok(())
     }
 
@@ -155,7 +168,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     async fn open_sales(&mut self, emission: u32, block: u32, size: u32, _now: i64) -> Result<(), Failure> {
-        self.0.prepare_cached("INSERT INTO block_sales (emission, block, size) VALUES (?1, ?2, ?3)")?.execute(params![emission, block, size])?;
+        self.0
+            .prepare_cached("INSERT INTO block_sales (emission, block, size) VALUES (?1, ?2, ?3)")?
+            .execute(params![emission, block, size])?;
         Ok(())
     }
 }

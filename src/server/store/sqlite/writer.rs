@@ -38,7 +38,11 @@ pub struct Writer<S> {
 
 impl<S: Send + 'static> Writer<S> {
     /// Starts the writer thread; `after_commit` runs on it after each group (see `checkpoint`).
-    pub fn start(conn: Connection, state: S, after_commit: impl Fn(&Connection) + Send + 'static) -> Result<Writer<S>, StoreError> {
+    pub fn start(
+        conn: Connection,
+        state: S,
+        after_commit: impl Fn(&Connection) + Send + 'static,
+    ) -> Result<Writer<S>, StoreError> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("sqlite-writer".into())
@@ -48,11 +52,15 @@ impl<S: Send + 'static> Writer<S> {
     }
 
     /// Runs `write` in the writer's next group; returns its result once the group is durable.
-    pub async fn write<T: Send + 'static>(&self, write: impl FnOnce(&mut WriterContext<S>) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+    pub async fn write<T: Send + 'static>(
+        &self,
+        write: impl FnOnce(&mut WriterContext<S>) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
         let job: Job<S> = Box::new(move |context| {
             let result = match context {
-                Some(context) => catch_unwind(AssertUnwindSafe(|| write(context))).unwrap_or_else(|_| Err(StoreError::Backend("a write panicked".into()))),
+                Some(context) => catch_unwind(AssertUnwindSafe(|| write(context)))
+                    .unwrap_or_else(|_| Err(StoreError::Backend("a write panicked".into()))),
                 None => Err(StoreError::Backend("not run: its group of writes failed".into())),
             };
             let succeeded = result.is_ok();
@@ -93,7 +101,11 @@ fn run<S>(mut context: WriterContext<S>, mut queue: mpsc::Receiver<Job<S>>, afte
 }
 
 /// Runs a group in one transaction, each write in its own savepoint, and commits it.
-fn commit_group<S>(context: &mut WriterContext<S>, group: impl Iterator<Item = Job<S>>, answers: &mut Vec<Answer>) -> Result<(), StoreError> {
+fn commit_group<S>(
+    context: &mut WriterContext<S>,
+    group: impl Iterator<Item = Job<S>>,
+    answers: &mut Vec<Answer>,
+) -> Result<(), StoreError> {
     let backend = |what: &str, e: rusqlite::Error| StoreError::Backend(format!("{what}: {e}"));
     if let Err(e) = context.conn.execute_batch("BEGIN IMMEDIATE") {
         answers.extend(group.map(|job| job(None).1));
