@@ -4,6 +4,7 @@
 //! device cookie, signed by the server, that lets that device through the per-name login limit while
 //! someone else guesses the name's password (see `limits`).
 
+use super::cookies::{self, CookieJar, Key, Reach, SignedCookieJar};
 use super::error::{AnyRequestRefusals, PasswordRefusals, SessionRefusals};
 use super::error::{ApiError, ApiJson, ErrorBody};
 use super::names::{self, PlayerName};
@@ -14,9 +15,9 @@ use crate::api::Me;
 use crate::money::Cents;
 use crate::payload::TicketSigner;
 use axum::extract::{FromRequestParts, State};
-use axum::http::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -91,17 +92,7 @@ fn session_token(headers: &HeaderMap) -> Option<String> {
     if let Some((_, token)) = bearer.filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")) {
         return Some(token.trim().to_owned());
     }
-    cookie(headers, COOKIE_NAME)
-}
-
-/// The value of cookie `name`, if the request carries it.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(name)?.strip_prefix('=').map(str::to_owned))
+    cookies::value_of(headers, COOKIE_NAME)
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -122,19 +113,12 @@ async fn start_session(state: &AppState, player_id: String) -> Result<Response, 
     let hash = token_hash(&token);
     let now = state.config.clock.now();
     state.store.create_session(&hash, &player_id, now, now + SESSION_SECONDS).await?;
-    let secure = secure_attribute(state);
-    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{secure}");
-    let signed_in = format!("{SIGNED_IN_COOKIE}=1; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{secure}");
+    let secure = state.config.secure_cookie;
+    let jar = CookieJar::new()
+        .add(cookies::ours(COOKIE_NAME, token.clone(), "/", SESSION_SECONDS, Reach::ServerOnly, secure))
+        .add(cookies::ours(SIGNED_IN_COOKIE, "1".into(), "/", SESSION_SECONDS, Reach::Page, secure));
     let player = me_of(state, &player_id).await?;
-    let mut response = ApiJson(SessionBody { token, player }).into_response();
-    response.headers_mut().insert(SET_COOKIE, HeaderValue::from_str(&cookie).expect("hex cookie"));
-    response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&signed_in).expect("ASCII"));
-    Ok(response)
-}
-
-/// `Secure` unless the server runs over plain HTTP on loopback (`Config::secure_cookie`).
-fn secure_attribute(state: &AppState) -> &'static str {
-    if state.config.secure_cookie { "; Secure" } else { "" }
+    Ok((jar, ApiJson(SessionBody { token, player })).into_response())
 }
 
 fn new_player_id() -> String {
@@ -245,46 +229,33 @@ pub async fn register(
 pub struct DeviceCookie;
 
 impl DeviceCookie {
-    fn mac(state: &AppState, player_id: &str, issued_at: i64) -> hmac::Hmac<Sha256> {
-        use hmac::Mac;
-        let mut mac =
-            <hmac::Hmac<Sha256> as Mac>::new_from_slice(&state.device_key).expect("HMAC takes a key of any length");
-        mac.update(format!("device|{player_id}|{issued_at}").as_bytes());
-        mac
+    fn key(state: &AppState) -> Key {
+        cookies::signing_key(&state.device_key)
     }
 
     /// `response`, leaving a device cookie for `player_id` (a year, sent only to the login route).
-    fn issue(state: &AppState, player_id: &str, mut response: Response) -> Response {
-        use hmac::Mac;
-        let now = state.config.clock.now();
-        let tag = crate::block::hex(&Self::mac(state, player_id, now).finalize().into_bytes());
-        let cookie = format!(
-            "{DEVICE_COOKIE}={player_id}.{now}.{tag}; HttpOnly; SameSite=Strict; Path=/api/login; \
-                Max-Age={DEVICE_SECONDS}{}",
-            secure_attribute(state)
+    fn issue(state: &AppState, player_id: &str, response: Response) -> Response {
+        let value = format!("{player_id}.{}", state.config.clock.now());
+        let cookie = cookies::ours(
+            DEVICE_COOKIE,
+            value,
+            "/api/login",
+            DEVICE_SECONDS,
+            Reach::ServerOnly,
+            state.config.secure_cookie,
         );
-        response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&cookie).expect("an ASCII cookie"));
-        response
+        (SignedCookieJar::new(Self::key(state)).add(cookie), response).into_response()
     }
 
     /// Whether `headers` carry a device cookie of `player_id`, signed by this server and under a year old.
     fn known(state: &AppState, headers: &HeaderMap, player_id: &str) -> bool {
-        use hmac::Mac;
-        let Some(value) = cookie(headers, DEVICE_COOKIE) else { return false };
-        let mut fields = value.splitn(3, '.');
-        let (Some(player), Some(issued_at), Some(tag)) =
-            (fields.next(), fields.next().and_then(|t| t.parse::<i64>().ok()), fields.next())
-        else {
+        let Some(cookie) = SignedCookieJar::from_headers(headers, Self::key(state)).get(DEVICE_COOKIE) else {
             return false;
         };
-        let fresh = (0..DEVICE_SECONDS).contains(&(state.config.clock.now() - issued_at));
-        let tag = (0..tag.len())
-            .step_by(2)
-            .map(|i| tag.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
-            .collect::<Option<Vec<u8>>>();
-        player == player_id
-            && fresh
-            && tag.is_some_and(|tag| Self::mac(state, player, issued_at).verify_slice(&tag).is_ok())
+        let Some((player, issued_at)) = cookie.value().rsplit_once('.') else { return false };
+        let fresh =
+            issued_at.parse::<i64>().is_ok_and(|at| (0..DEVICE_SECONDS).contains(&(state.config.clock.now() - at)));
+        player == player_id && fresh
     }
 }
 
@@ -414,19 +385,13 @@ pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Result
     if let Some(token) = session_token(&headers) {
         state.store.delete_session(&token_hash(&token)).await?;
     }
-    Ok(clear_cookie(&state, ApiJson(LoggedOut { ok: true }).into_response()))
+    Ok(clear_cookie(ApiJson(LoggedOut { ok: true }).into_response()))
 }
 
 /// `response`, telling the browser to forget its session cookie (and that it is signed in).
-pub fn clear_cookie(state: &AppState, mut response: Response) -> Response {
-    let secure = secure_attribute(state);
-    for clear in [
-        format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}"),
-        format!("{SIGNED_IN_COOKIE}=; SameSite=Strict; Path=/; Max-Age=0{secure}"),
-    ] {
-        response.headers_mut().append(SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
-    }
-    response
+pub fn clear_cookie(response: Response) -> Response {
+    let jar = CookieJar::new().add(cookies::forget(COOKIE_NAME, "/")).add(cookies::forget(SIGNED_IN_COOKIE, "/"));
+    (jar, response).into_response()
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -14,6 +14,7 @@ pub mod back_office;
 pub mod blocks;
 pub mod clock;
 pub mod connections;
+pub mod cookies;
 pub mod dates;
 pub mod error;
 pub mod limits;

@@ -11,6 +11,7 @@ pub mod reports;
 pub mod staff;
 
 use super::AppState;
+use super::cookies::{self, CookieJar, Reach};
 use super::store::Store;
 use super::store::StoreError;
 use super::store::back_office::{AdjustmentState, StaffRecord, WithdrawalState};
@@ -130,12 +131,7 @@ fn token_hash(token: &str) -> String {
 }
 
 fn session_token(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE_NAME)?.strip_prefix('=').map(str::to_owned))
+    cookies::value_of(headers, COOKIE_NAME)
 }
 
 /// The signed-in staff member.
@@ -248,21 +244,15 @@ async fn sign_in(State(office): State<Office>, axum::Form(form): axum::Form<Sign
     let token = super::auth::random_hex::<32>();
     let now = office.now();
     office.store().create_staff_session(&token_hash(&token), &member.id, now, now + SESSION_SECONDS).await?;
-    let secure = if office.secure_cookie { "; Secure" } else { "" };
-    let cookie = format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}{secure}");
-    let mut response = Redirect::to("/blocs").into_response();
-    response.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_str(&cookie).expect("a hex cookie"));
-    Ok(response)
+    let cookie = cookies::ours(COOKIE_NAME, token, "/", SESSION_SECONDS, Reach::ServerOnly, office.secure_cookie);
+    Ok((CookieJar::new().add(cookie), Redirect::to("/blocs")).into_response())
 }
 
 async fn sign_out(State(office): State<Office>, headers: HeaderMap) -> Result<Response, Refusal> {
     if let Some(token) = session_token(&headers) {
         office.store().delete_staff_session(&token_hash(&token)).await?;
     }
-    let mut response = Redirect::to("/connexion").into_response();
-    let clear = format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
-    response.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_str(&clear).expect("ASCII"));
-    Ok(response)
+    Ok((CookieJar::new().add(cookies::forget(COOKIE_NAME, "/")), Redirect::to("/connexion")).into_response())
 }
 
 /// `?fait=…`: what the change just made was, said on the page it leads back to.
