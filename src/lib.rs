@@ -14,8 +14,9 @@
 //! - [`gallery`]: every outcome of every surface and a ticket per design pattern, composed from a seed,
 //!   for the designers' preview.
 //! - `server` (native): the axum ticket server — players, wallet ledger, sales, history, emissions.
-//! - `web` (wasm32): the Yew game the players see, and the designers' preview (its own build, `preview.html`, served at
-//! `/preview/`) and the « Vérifier » page (`verify.html`, at `/verifier/`).
+//! - `web` (wasm32): the Yew game the players see, and the pages built apart from it: the designers'
+//!   preview (`preview.html`, at `/preview/`), the « Vérifier » page (`verify.html`, at `/verifier/`) and
+//!   the « Jeu responsable » page (`responsible.html`, at `/jeu-responsable/`).
 //!
 //! See ARCHITECTURE.md for how a ticket flows through them and where each invariant is enforced.
 

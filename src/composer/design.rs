@@ -4,7 +4,7 @@
 //! in it is refused at load with a message naming the pattern, never printed on a ticket.
 
 use super::compose_pattern;
-use crate::block::Scheme;
+use crate::composer::Scheme;
 use crate::money::Cents;
 use crate::rules::prize_table::{self, BLOCK_SIZE, PRIZE_TABLE};
 use crate::rules::roulette::MAX_PRINTED_AMOUNT;

@@ -10,7 +10,6 @@
 
 pub mod design;
 
-use crate::block::Scheme;
 use crate::money::Cents;
 use crate::rules::{
     Card, CardValue, CrapsZones, JackpotZones, PokerHand, PokerZones, Reel, ReelsWin, RouletteZones, Stake, Suit,
@@ -18,6 +17,34 @@ use crate::rules::{
 };
 pub use design::{Design, DesignError, LosingLook, Pattern};
 use rand::Rng;
+
+/// How a block's tickets are composed and committed. Stored with each block, so that a ticket is always
+/// reprinted and checked the way its block was made; new blocks are made with [`Scheme::LATEST`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scheme {
+    /// Blocks made before December 2026: unsalted leaves, and a composer with tells (near-miss throws
+    /// in one order, the odd reel more often third, uneven stack numbers). Kept so that their tickets
+    /// still reprint and verify exactly as committed.
+    V1 = 1,
+    /// Salted leaves (`block::merkle::leaf`); losing surfaces uniform wherever the rules allow.
+    V2 = 2,
+}
+
+impl Scheme {
+    pub const LATEST: Scheme = Scheme::V2;
+
+    pub fn from_number(number: u32) -> Option<Scheme> {
+        match number {
+            1 => Some(Scheme::V1),
+            2 => Some(Scheme::V2),
+            _ => None,
+        }
+    }
+
+    pub fn number(self) -> u32 {
+        self as u32
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ComposeError {

@@ -1,5 +1,5 @@
+use super::Scheme;
 use super::*;
-use crate::block::Scheme;
 use crate::rules::prize_table::PRIZE_TABLE;
 use proptest::prelude::*;
 use rand::SeedableRng;

@@ -176,7 +176,7 @@ pub async fn pause(
     let now = state.config.clock.now();
     let pause = body.pause(now)?;
     state.store.pause(&player.id, pause, Actor::Player, now).await?;
-    Ok(clear_cookie(&state, ApiJson(pause).into_response()))
+    Ok(clear_cookie(ApiJson(pause).into_response()))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

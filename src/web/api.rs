@@ -107,7 +107,7 @@ impl ApiFailure {
 pub fn limit_fr(flow: &str, span: &str, left_cents: u64, frees_at: Option<i64>) -> String {
     let frees = frees_at.map_or_else(
         || " Ce montant dépasse la limite elle-même.".to_owned(),
-        |at| format!(" Davantage à partir du {}.", super::history::french_time(at, true)),
+        |at| format!(" Davantage à partir du {}.", super::dates::french_time(at, true)),
     );
     format!(
         "Limite de {} {} atteinte : il vous reste {}.{frees}",
@@ -122,11 +122,11 @@ pub fn pause_fr(kind: &str, until: i64) -> String {
     match kind {
         "break" => format!(
             "Vous faites une pause jusqu'au {} : aucun achat ni dépôt d'ici là.",
-            super::history::french_time(until, true)
+            super::dates::french_time(until, true)
         ),
         "exclusion" => format!(
             "Vous êtes auto-exclu jusqu'au {} : aucun achat ni dépôt d'ici là.",
-            super::history::french_time(until, true)
+            super::dates::french_time(until, true)
         ),
         _ => "Ce compte est fermé.".into(),
     }

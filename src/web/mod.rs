@@ -10,10 +10,11 @@
 //! - the « Jeu responsable » page (`responsible.html`, served at `/jeu-responsable/`, the `responsible`
 //!   feature): limits, raises, pauses, the reality-check interval and the record.
 //!
-//! Only these two carry the composer and the design file's parser.
+//! Only the preview and « Vérifier » carry the composer and the design file's parser.
 //!
-//! And what both use:
-//! - [`ticket`]: the ticket card and the artwork of every symbol, shared by both.
+//! And what they share:
+//! - [`ticket`]: the ticket card and the artwork of every symbol.
+//! - [`dates`]: dates and times as French players read them.
 //! - [`history`]: the game's history pages and the recall of a finished ticket.
 //! - [`scratch_zone`]: one canvas scratch zone, its scratching a hook ([`scratch_zone::use_scratch`]).
 //! - [`api`]: the ticket server's API.
@@ -25,6 +26,7 @@
 pub mod account;
 pub mod api;
 pub mod controls;
+pub mod dates;
 pub mod game;
 pub mod history;
 pub mod inclusion;

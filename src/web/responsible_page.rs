@@ -33,7 +33,7 @@ fn message_fr(e: &ApiFailure) -> String {
 }
 
 fn date_fr(unix: i64) -> String {
-    super::history::french_time(unix, true)
+    super::dates::french_time(unix, true)
 }
 
 pub fn start() {

@@ -170,16 +170,6 @@ fn percent(part: i128, whole: i128) -> String {
     if whole == 0 { "—".into() } else { format!("{:.2} %", part as f64 * 100.0 / whole as f64).replace('.', ",") }
 }
 
-pub fn state_of(b: &BlockRecord) -> (&'static str, &'static str) {
-    if b.withdrawn_at.is_some() {
-        ("retiré de la vente", "withdrawn")
-    } else if b.closed_at.is_some() {
-        ("épuisé", "sold-out")
-    } else {
-        ("en vente", "on-sale")
-    }
-}
-
 pub fn blocks(
     member: &StaffRecord,
     records: &[BlockRecord],
@@ -201,7 +191,7 @@ pub fn blocks(
         @for b in records {
             @let f = facts.iter().find(|f| f.emission == b.emission && f.block == b.block);
             @let id = format!("E{}-B{}", b.emission, b.block);
-            @let (state, state_id) = state_of(b);
+            @let (state, state_id) = super::reports::state_of(b);
             section.card data-testid={ "block-" (id) } {
                 h2 { "Bloc " (id) " " span.badge data-testid="block-state" data-state=(state_id) { (state) } }
                 @if let Some(f) = f {

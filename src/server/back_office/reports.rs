@@ -138,10 +138,8 @@ pub fn blocks(records: &[BlockRecord], facts: &[BlockFacts], unsold_shown: bool,
     let rows = facts
         .iter()
         .map(|f| {
-            let state = records
-                .iter()
-                .find(|b| b.emission == f.emission && b.block == f.block)
-                .map_or("?", |b| super::pages::state_of(b).0);
+            let state =
+                records.iter().find(|b| b.emission == f.emission && b.block == f.block).map_or("?", |b| state_of(b).0);
             let mut row = vec![
                 Cell::Text(format!("E{}-B{}", f.emission, f.block)),
                 Cell::Text(state.into()),
@@ -192,6 +190,16 @@ pub fn liabilities(facts: &[BlockFacts], pending: &[Withdrawal], balances: (i64,
         columns: vec!["engagement", "montant", "nombre (blocs ou retraits)"],
         rows,
         notes: Vec::new(),
+    }
+}
+
+pub fn state_of(b: &BlockRecord) -> (&'static str, &'static str) {
+    if b.withdrawn_at.is_some() {
+        ("retiré de la vente", "withdrawn")
+    } else if b.closed_at.is_some() {
+        ("épuisé", "sold-out")
+    } else {
+        ("en vente", "on-sale")
     }
 }
 

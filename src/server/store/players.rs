@@ -8,8 +8,7 @@ use super::responsible::{SessionRecord, session_from};
 use super::rows::Columns;
 use super::sql;
 use super::tx::Tx;
-use super::{Credentials, NewPlayer, PlayerRecord, PurgeReport, Store, StoreError, cents};
-use crate::money::Cents;
+use super::{Credentials, NewPlayer, PlayerRecord, PurgeReport, Store, StoreError};
 use crate::server::names::PlayerName;
 
 impl Store {
@@ -26,7 +25,7 @@ impl Store {
                     .await?
                     .ok_or(StoreError::NotFound("player"))?;
                 Ok(PlayerRecord {
-                    balance: balance(tx, id).await?,
+                    balance: tx.balance(id).await?,
                     id: id.clone(),
                     name: row.optional_text(0)?,
                     guest: row.int(1)? != 0,
@@ -211,17 +210,11 @@ async fn create_player(tx: &mut dyn Tx, player: &NewPlayer, now: i64) -> Result<
         deposit(tx, &player.id, credit, now).await?;
     }
     Ok(PlayerRecord {
-        balance: balance(tx, &player.id).await?,
+        balance: tx.balance(&player.id).await?,
         id: player.id.clone(),
         name: player.name.as_ref().map(|n| n.shown.clone()),
         guest: player.guest,
     })
-}
-
-/// A player's wallet's balance.
-pub(super) async fn balance(tx: &mut dyn Tx, player: &str) -> Result<Cents, Failure> {
-    let row = tx.wallet_row(player, "balance").await?.ok_or(StoreError::NotFound("player"))?;
-    Ok(cents(row.int(0)?)?)
 }
 
 /// Purges one stale guest if it still is one; whether it did.

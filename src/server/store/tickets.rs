@@ -66,10 +66,7 @@ impl Store {
                     return Err(Failure::Conflict("the ticket changed under its completion".into()));
                 }
                 credit_win(tx, id, *now).await?;
-                Ok(Completion {
-                    ticket: ticket(tx, player, id).await?,
-                    balance: super::players::balance(tx, player).await?,
-                })
+                Ok(Completion { ticket: ticket(tx, player, id).await?, balance: tx.balance(player).await? })
             })
         })
         .await
@@ -226,5 +223,5 @@ pub(super) async fn replay(tx: &mut dyn Tx, r: &SaleRequest) -> Result<Option<Sa
     if ticket.mode != r.mode {
         return Err(StoreError::KeyReused.into());
     }
-    Ok(Some(Sale { balance: super::players::balance(tx, &r.player_id).await?, ticket, replayed: true }))
+    Ok(Some(Sale { balance: tx.balance(&r.player_id).await?, ticket, replayed: true }))
 }

@@ -164,6 +164,12 @@ impl dyn Tx + '_ {
         self.query_opt(sql, params).await?.ok_or_else(|| StoreError::Backend(format!("no row from {sql}")).into())
     }
 
+    /// A player's wallet's balance.
+    pub async fn balance(&mut self, player: &str) -> Result<crate::money::Cents, Failure> {
+        let row = self.wallet_row(player, "balance").await?.ok_or(StoreError::NotFound("player"))?;
+        Ok(super::cents(row.int(0)?)?)
+    }
+
     /// A wallet's guard row's `columns`, if the wallet exists.
     pub async fn wallet_row(&mut self, player: &str, columns: &str) -> Result<Option<Row>, Failure> {
         let layout = self.layout();

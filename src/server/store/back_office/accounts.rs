@@ -4,11 +4,8 @@
 use super::audit::{AuditNote, append};
 use crate::money::Cents;
 use crate::server::store::error::{Already, Failure};
-use crate::server::store::ledger::{Account, Transfer};
-use crate::server::store::players::balance;
-use crate::server::store::responsible::sql::RECORD;
-use crate::server::store::responsible::units::pause_player;
-use crate::server::store::responsible::{Actor, FOREVER, Pause, PauseKind};
+use crate::server::store::ledger::Account;
+use crate::server::store::responsible::units::close_account;
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Row, Tx};
 use crate::server::store::{Store, StoreError, cents};
@@ -104,40 +101,6 @@ async fn suspend(
     )
     .await?;
     Ok(())
-}
-
-/// Closes an open account for good: its whole balance paid out to `cash` (a withdrawal, `why`), closed
-/// forever (sessions ended, nothing staked or deposited again), and `event` in the player's record.
-/// What it paid out. Shared by the ban file's import and staff.
-pub(crate) async fn close_account(
-    tx: &mut dyn Tx,
-    player: &str,
-    why: &str,
-    event: &str,
-    now: i64,
-) -> Result<Cents, Failure> {
-    if tx
-        .execute("UPDATE players SET closed_at = $2 WHERE id = $1 AND closed_at IS NULL", &[player.into(), now.into()])
-        .await?
-        == 0
-    {
-        let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
-        return Err(
-            if exists { StoreError::AlreadyDone(Already::Closed) } else { StoreError::NotFound("player") }.into()
-        );
-    }
-    let paid = balance(tx, player).await?;
-    if !paid.is_zero() {
-        tx.transfer(&Transfer::withdrawal(player, paid, why), now)
-            .await?
-            .ok_or_else(|| StoreError::Backend("a wallet could not pay out its own balance".into()))?;
-    }
-    let closed = Pause { kind: PauseKind::Closed, until: FOREVER };
-    pause_player(tx, player, closed, Actor::Operator, now).await?;
-    let detail = serde_json::json!({ "paid_out_cents": paid.0 }).to_string();
-    tx.execute(RECORD, &[player.into(), now.into(), Actor::Operator.as_str().into(), event.into(), detail.into()])
-        .await?;
-    Ok(paid)
 }
 
 /// Staff close an account (its balance paid out), with why, recorded in the audit log.

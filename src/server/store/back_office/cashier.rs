@@ -6,7 +6,6 @@ use super::audit::{AuditNote, append};
 use crate::money::Cents;
 use crate::server::store::error::{Already, Failure};
 use crate::server::store::ledger::{Account, Transfer, TransferKind};
-use crate::server::store::players::balance;
 use crate::server::store::responsible::units::deposit;
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Row, Tx, Value};
@@ -194,7 +193,7 @@ async fn ask_withdrawal(tx: &mut dyn Tx, player: &str, amount: Cents, now: i64) 
         )
         .await?;
     if moved.is_none() {
-        return Err(StoreError::Overdraft { balance: balance(tx, player).await?, amount }.into());
+        return Err(StoreError::Overdraft { balance: tx.balance(player).await?, amount }.into());
     }
     let row = tx
         .query_opt(
@@ -308,7 +307,7 @@ async fn operator_debit(
     now: i64,
 ) -> Result<Cents, Failure> {
     let Some(left) = tx.transfer(&Transfer::withdrawal(player, amount, reason), now).await? else {
-        return Err(StoreError::Overdraft { balance: balance(tx, player).await?, amount }.into());
+        return Err(StoreError::Overdraft { balance: tx.balance(player).await?, amount }.into());
     };
     let balance = cents(left)?;
     let after = serde_json::json!({ "amount_cents": amount.0, "balance_cents": balance.0 });
@@ -384,7 +383,7 @@ async fn apply(tx: &mut dyn Tx, a: &Adjustment, now: i64) -> Result<(), Failure>
     let (debit, credit) = if a.amount_cents > 0 { (Account::Cash, wallet) } else { (wallet, Account::Cash) };
     if tx.transfer(&Transfer::between(TransferKind::Adjustment, debit, credit, amount, &a.reason), now).await?.is_none()
     {
-        return Err(StoreError::Overdraft { balance: balance(tx, &a.player_id).await?, amount }.into());
+        return Err(StoreError::Overdraft { balance: tx.balance(&a.player_id).await?, amount }.into());
     }
     Ok(())
 }

@@ -12,7 +12,6 @@ mod cashier;
 mod reports;
 mod staff;
 
-pub(crate) use accounts::close_account;
 pub use accounts::{PlayerSummary, SessionSummary, StatementLine};
 pub(crate) use audit::append;
 pub use audit::{AuditEntry, AuditNote, ChainBreak, GENESIS, entry_hash, verify_chain};

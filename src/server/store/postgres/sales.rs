@@ -19,11 +19,9 @@ use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::store::error::Failure;
 use crate::server::store::ledger::{Account, Transfer};
 use crate::server::store::responsible::sql::{self, stake_base};
-use crate::server::store::responsible::units::{bases, why_refused};
-use crate::server::store::responsible::{Flow, window_starts};
-use crate::server::store::rows::Columns;
+use crate::server::store::responsible::units::take_stake;
+use crate::server::store::responsible::window_starts;
 use crate::server::store::tickets::replay;
-use crate::server::store::tx::Tx;
 use crate::server::store::{Sale, SaleRequest, StoreError, TicketRecord, cents, sql_amount};
 use deadpool_postgres::Transaction;
 use std::collections::{BTreeMap, HashSet};
@@ -301,7 +299,7 @@ async fn sell(tx: &Transaction<'_>, core: &Core, r: &SaleRequest) -> Result<Sale
         return Ok(sale);
     }
     // The stake first: its guard (balance, limits, pause) decides whether there is a sale at all.
-    let (balance, stake_total) = take_stake(tx, r).await?;
+    let (balance, stake_total) = take_stake(&mut PgTx(tx), &TAKE_STAKE, r).await?;
     let Claimed { emission, block, stripe, start: index, .. } = claim(tx, &core.open, r.now, 1).await?;
     let lots = lots_of(&core.lots, tx, emission, block).await?;
     let code = *lots
@@ -351,27 +349,4 @@ async fn sell(tx: &Transaction<'_>, core: &Core, r: &SaleRequest) -> Result<Sale
     }
     let ticket = TicketRecord::sold(r, Serial { emission, block, index }, lot);
     Ok(Sale { ticket, balance: cents(balance)?, replayed: false })
-}
-
-/// Takes a ticket's stake from the player's wallet if its balance and guard allow it: the balance and
-/// the running total of stakes after it.
-async fn take_stake(tx: &Transaction<'_>, r: &SaleRequest) -> Result<(i64, i64), Failure> {
-    let mut on = PgTx(tx);
-    let b = bases(&mut on, Flow::Stake, &r.player_id, r.now).await?;
-    let price = sql_amount(TICKET_PRICE)?;
-    let params = [
-        Account::Wallet(&r.player_id).id().into(),
-        price.into(),
-        r.now.into(),
-        r.limits_required.into(),
-        b[0].into(),
-        b[1].into(),
-        b[2].into(),
-    ];
-    match on.query(&TAKE_STAKE, &params).await?.first() {
-        Some(row) => Ok((row.int(0)?, row.int(1)?)),
-        None => Err(why_refused(&mut on, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required)
-            .await?
-            .into()),
-    }
 }

@@ -3,16 +3,16 @@
 
 use super::sql::{self, DEPOSIT_BASES, DEPOSIT_OLDEST, DEPOSIT_REACHING, STAKE_BASES, STAKE_OLDEST, STAKE_REACHING};
 use super::{
-    Actor, ChangeKind, Flow, GUARD_COLUMNS, Guard, Pause, PauseKind, PendingRaise, PlaySummary, ResponsibleEvent, Span,
-    Standing, StandingFacts, event_from, guard_from, raise_from, window_starts,
+    Actor, ChangeKind, FOREVER, Flow, GUARD_COLUMNS, Guard, Pause, PauseKind, PendingRaise, PlaySummary,
+    ResponsibleEvent, Span, Standing, StandingFacts, event_from, guard_from, raise_from, window_starts,
 };
 use crate::money::Cents;
 use crate::rules::prize_table::TICKET_PRICE;
-use crate::server::store::error::Failure;
+use crate::server::store::error::{Already, Failure};
 use crate::server::store::ledger::{Account, Transfer};
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Tx, Value};
-use crate::server::store::{Credit, Funding, Store, StoreError, cents, sql_amount};
+use crate::server::store::{Credit, Funding, SaleRequest, Store, StoreError, cents, sql_amount};
 
 impl Store {
     /// Money into a wallet from outside the game, if its guard allows it; returns the new balance.
@@ -198,6 +198,29 @@ pub(crate) async fn why_refused(
         }
     }
     Ok(super::explain(refused, flow, amount, &guard, pause, &reaching))
+}
+
+/// Takes a ticket's stake from the player's wallet if its balance and guard allow it; returns the balance
+/// and the running total of stakes after it. `statement` is [`sql::take_stake`] for the engine's layout,
+/// built once by the engine, as the sale is its hot path.
+pub(crate) async fn take_stake(tx: &mut dyn Tx, statement: &str, r: &SaleRequest) -> Result<(i64, i64), Failure> {
+    let b = bases(tx, Flow::Stake, &r.player_id, r.now).await?;
+    let price = sql_amount(TICKET_PRICE)?;
+    let params = [
+        Account::Wallet(&r.player_id).id().into(),
+        price.into(),
+        r.now.into(),
+        r.limits_required.into(),
+        b[0].into(),
+        b[1].into(),
+        b[2].into(),
+    ];
+    match tx.query_opt(statement, &params).await? {
+        Some(taken) => Ok((taken.int(0)?, taken.int(1)?)),
+        None => {
+            Err(why_refused(tx, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required).await?.into())
+        }
+    }
 }
 
 /// Money into a wallet from outside the game, if its guard allows it (both 7-day limits are required
@@ -416,14 +439,7 @@ async fn import_bans(tx: &mut dyn Tx, keys: &[String], now: i64) -> Result<Vec<(
     let mut closed = Vec::new();
     for row in matched {
         let player = row.text(0)?;
-        let paid = crate::server::store::back_office::close_account(
-            tx,
-            &player,
-            "closed: in the national ban file",
-            "ban_file_match",
-            now,
-        )
-        .await?;
+        let paid = close_account(tx, &player, "closed: in the national ban file", "ban_file_match", now).await?;
         closed.push((player, paid));
     }
     Ok(closed)
@@ -432,4 +448,38 @@ async fn import_bans(tx: &mut dyn Tx, keys: &[String], now: i64) -> Result<Vec<(
 /// Whether a registration's identity is in the ban file.
 pub(crate) async fn banned(tx: &mut dyn Tx, identity_key: &str) -> Result<bool, Failure> {
     Ok(tx.query_opt("SELECT 1 FROM banned_identities WHERE identity_key = $1", &[identity_key.into()]).await?.is_some())
+}
+
+/// Closes an open account for good: its whole balance paid out to `cash` (a withdrawal, `why`), closed
+/// forever (sessions ended, nothing staked or deposited again), and `event` in the player's record.
+/// What it paid out. Shared by the ban file's import and staff.
+pub(crate) async fn close_account(
+    tx: &mut dyn Tx,
+    player: &str,
+    why: &str,
+    event: &str,
+    now: i64,
+) -> Result<Cents, Failure> {
+    if tx
+        .execute("UPDATE players SET closed_at = $2 WHERE id = $1 AND closed_at IS NULL", &[player.into(), now.into()])
+        .await?
+        == 0
+    {
+        let exists = tx.query_opt("SELECT 1 FROM players WHERE id = $1", &[player.into()]).await?.is_some();
+        return Err(
+            if exists { StoreError::AlreadyDone(Already::Closed) } else { StoreError::NotFound("player") }.into()
+        );
+    }
+    let paid = tx.balance(player).await?;
+    if !paid.is_zero() {
+        tx.transfer(&Transfer::withdrawal(player, paid, why), now)
+            .await?
+            .ok_or_else(|| StoreError::Backend("a wallet could not pay out its own balance".into()))?;
+    }
+    let closed = Pause { kind: PauseKind::Closed, until: FOREVER };
+    pause_player(tx, player, closed, Actor::Operator, now).await?;
+    let detail = serde_json::json!({ "paid_out_cents": paid.0 }).to_string();
+    tx.execute(sql::RECORD, &[player.into(), now.into(), Actor::Operator.as_str().into(), event.into(), detail.into()])
+        .await?;
+    Ok(paid)
 }

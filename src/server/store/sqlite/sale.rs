@@ -4,14 +4,12 @@
 use super::tx::{LAYOUT, SqliteTx};
 use crate::block::{LotCode, lot_of};
 use crate::payload::Serial;
-use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::{Account, Transfer};
-use crate::server::store::responsible::units::{bases, why_refused};
-use crate::server::store::responsible::{Flow, sql};
-use crate::server::store::rows::{Columns, LotsCache};
+use crate::server::store::ledger::Transfer;
+use crate::server::store::responsible::sql;
+use crate::server::store::responsible::units::take_stake;
+use crate::server::store::rows::LotsCache;
 use crate::server::store::tickets::replay;
-use crate::server::store::tx::Tx;
 use crate::server::store::{Sale, SaleRequest, StoreError, TicketRecord, cents, sql_amount};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::{Arc, LazyLock};
@@ -27,23 +25,7 @@ async fn sell_on(tx: &mut SqliteTx<'_>, lots: &LotsCache, r: &SaleRequest) -> Re
         return Ok(sale);
     }
     // The stake first: its guard (balance, limits, pause) decides whether there is a sale at all.
-    let b = bases(tx, Flow::Stake, &r.player_id, r.now).await?;
-    let price = sql_amount(TICKET_PRICE)?;
-    let params = [
-        Account::Wallet(&r.player_id).id().into(),
-        price.into(),
-        r.now.into(),
-        r.limits_required.into(),
-        b[0].into(),
-        b[1].into(),
-        b[2].into(),
-    ];
-    let Some(taken) = (tx as &mut dyn Tx).query_opt(&TAKE_STAKE, &params).await? else {
-        return Err(why_refused(tx, &r.player_id, Flow::Stake, TICKET_PRICE, b, r.now, r.limits_required)
-            .await?
-            .into());
-    };
-    let (balance, stake_total) = (taken.int(0)?, taken.int(1)?);
+    let (balance, stake_total) = take_stake(tx, &TAKE_STAKE, r).await?;
     let slot: Option<(u32, u32, u32)> =
         tx.0.prepare_cached(
             "UPDATE block_sales SET sold = sold + 1, closed_at = CASE WHEN sold + 1 = size THEN ?1 END \
