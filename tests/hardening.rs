@@ -294,22 +294,22 @@ fn closed_within(mut stream: TcpStream, limit: Duration) -> Duration {
 }
 
 /// The timeouts these tests give the server: what they check is that each one is kept, not its length.
-const HEADER_TIMEOUT: u64 = 2;
-const BODY_TIMEOUT: u64 = 2;
-const REQUEST_TIMEOUT: u64 = 5;
+const HEADER_TIMEOUT: Duration = Duration::from_millis(1_000);
+const BODY_TIMEOUT: Duration = Duration::from_millis(600);
+const REQUEST_TIMEOUT: Duration = Duration::from_millis(2_000);
 /// What a timeout may take beyond its length on a busy machine before it counts as not kept.
 const GRACE: Duration = Duration::from_secs(5);
 
 fn short_timeouts() -> [String; 6] {
+    let written = |d: Duration| humantime::format_duration(d).to_string();
     [
-        "--header-timeout",
-        &HEADER_TIMEOUT.to_string(),
-        "--body-timeout",
-        &BODY_TIMEOUT.to_string(),
-        "--request-timeout",
-        &REQUEST_TIMEOUT.to_string(),
+        "--header-timeout".into(),
+        written(HEADER_TIMEOUT),
+        "--body-timeout".into(),
+        written(BODY_TIMEOUT),
+        "--request-timeout".into(),
+        written(REQUEST_TIMEOUT),
     ]
-    .map(str::to_owned)
 }
 
 #[tokio::test]
@@ -319,8 +319,7 @@ async fn slow_silent_and_idle_connections_are_closed_and_big_bodies_refused_at_o
     let server = demo_server(&dir, &timeouts.iter().map(String::as_str).collect::<Vec<_>>());
     let addr = server.addr.clone();
     let open = || TcpStream::connect(&addr).unwrap();
-    let (header, body, request) =
-        (Duration::from_secs(HEADER_TIMEOUT), Duration::from_secs(BODY_TIMEOUT), Duration::from_secs(REQUEST_TIMEOUT));
+    let (header, body, request) = (HEADER_TIMEOUT, BODY_TIMEOUT, REQUEST_TIMEOUT);
 
     let silent = open();
     let mut slow_header = open();
@@ -395,7 +394,9 @@ fn answer_after(
 #[tokio::test]
 async fn connections_past_the_limit_wait_and_the_server_keeps_answering() {
     let dir = private_dir();
-    let server = demo_server(&dir, &["--max-connections", "40"]);
+    let timeouts = short_timeouts();
+    let flags = [&["--max-connections", "40"][..], &timeouts.iter().map(String::as_str).collect::<Vec<_>>()].concat();
+    let server = demo_server(&dir, &flags);
     let idle: Vec<TcpStream> = (0..90).map(|_| TcpStream::connect(&server.addr).unwrap()).collect();
     let fds = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count();
     assert!(fds < 100, "the server holds {fds} descriptors for 90 idle connections");
@@ -508,7 +509,7 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
     // connection is closed and opened again).
     let other =
         Client::builder().local_address(Some("127.0.0.3".parse().unwrap())).pool_max_idle_per_host(0).build().unwrap();
-    let spacing = Duration::from_millis(HEADER_TIMEOUT * 2_000 / 40);
+    let spacing = HEADER_TIMEOUT * 2 / 40;
     let requests = async || {
         let mut times = Vec::new();
         for _ in 0..40 {
@@ -566,7 +567,7 @@ async fn one_address_holding_thousands_of_connections_leaves_room_for_the_others
     // Every request answered (above), and none made to wait for a place the attacker held: without the
     // cap per address, a connection waits for the attacker's silent ones to time out (the header
     // timeout). The attack's own load on the two cores slows them all, which the figures above show.
-    let header = Duration::from_secs(HEADER_TIMEOUT);
+    let header = HEADER_TIMEOUT;
     assert!(*attacked.last().unwrap() < header / 2, "{attacked:?} against {calm:?}");
 }
 

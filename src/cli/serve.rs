@@ -58,16 +58,16 @@ pub struct Serve {
     /// New connections one client address may open a second (after a burst of twice as many).
     #[arg(long, env = "VEGAS_NEW_CONNECTIONS_PER_SECOND", default_value_t = ClientCap::DEFAULT.per_second)]
     new_connections_per_second: u32,
-    /// Seconds a client may take to send a request's headers; also how long an idle keep-alive
+    /// How long a client may take to send a request's headers (`10s`, `500ms`); also how long an idle keep-alive
     /// connection is kept.
-    #[arg(long, env = "VEGAS_HEADER_TIMEOUT", default_value_t = Timeouts::DEFAULT.header.as_secs())]
-    header_timeout: u64,
-    /// Seconds a request's body may pause between two pieces.
-    #[arg(long, env = "VEGAS_BODY_TIMEOUT", default_value_t = Timeouts::DEFAULT.body.as_secs())]
-    body_timeout: u64,
-    /// Seconds a whole request may take, its answer included.
-    #[arg(long, env = "VEGAS_REQUEST_TIMEOUT", default_value_t = Timeouts::DEFAULT.request.as_secs())]
-    request_timeout: u64,
+    #[arg(long, env = "VEGAS_HEADER_TIMEOUT", default_value_t = Timeouts::DEFAULT.header.into())]
+    header_timeout: humantime::Duration,
+    /// How long a request's body may pause between two pieces.
+    #[arg(long, env = "VEGAS_BODY_TIMEOUT", default_value_t = Timeouts::DEFAULT.body.into())]
+    body_timeout: humantime::Duration,
+    /// How long a whole request may take, its answer included.
+    #[arg(long, env = "VEGAS_REQUEST_TIMEOUT", default_value_t = Timeouts::DEFAULT.request.into())]
+    request_timeout: humantime::Duration,
     /// TEST ONLY, never in service: the server's clock runs this many times faster than real time
     /// (reality checks, limits' windows, breaks, sessions, settlement), for end-to-end tests.
     #[arg(long, env = "VEGAS_TEST_ONLY_CLOCK_SPEED", value_parser = clap::value_parser!(i64).range(1..=100_000))]
@@ -80,9 +80,7 @@ pub struct Serve {
 
 impl Serve {
     pub async fn run(self, global: &Global) -> Result<()> {
-        if self.admin_addr == self.addr {
-            bail!("--admin-addr must differ from --addr: the back office is never served to players");
-        }
+        check_addresses(self.addr, self.admin_addr)?;
         let qa_deck = match &self.qa_deck {
             Some(_) if !self.demo => {
                 bail!("--qa-deck sells test tickets: it needs --demo, and is never allowed with real money")
@@ -106,9 +104,9 @@ impl Serve {
                 per_second: self.new_connections_per_second,
             },
             timeouts: Timeouts {
-                header: Duration::from_secs(self.header_timeout),
-                body: Duration::from_secs(self.body_timeout),
-                request: Duration::from_secs(self.request_timeout),
+                header: *self.header_timeout,
+                body: *self.body_timeout,
+                request: *self.request_timeout,
             },
             clock: self.test_only_clock_speed.map_or(defaults.clock.clone(), Clock::faster_for_tests),
             adjustment_threshold: self.adjustment_threshold,
@@ -133,5 +131,26 @@ impl Serve {
             qa_deck::install(&state, &deck).await.map_err(anyhow::Error::msg).context("--qa-deck")?;
         }
         vegas::server::serve(state, self.addr, self.admin_addr).await.map_err(anyhow::Error::msg)
+    }
+}
+
+fn check_addresses(players: SocketAddr, operators: SocketAddr) -> Result<()> {
+    // Port 0 asks the system for a free port each time, so two of them never collide.
+    if players == operators && players.port() != 0 {
+        bail!("--admin-addr must differ from --addr: the back office is never served to players");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_addresses;
+
+    #[test]
+    fn the_back_office_never_shares_the_players_address_but_two_free_ports_are_two() {
+        let at = |text: &str| text.parse().expect("an address");
+        assert!(check_addresses(at("127.0.0.1:8080"), at("127.0.0.1:8080")).is_err());
+        assert!(check_addresses(at("127.0.0.1:8080"), at("127.0.0.1:8081")).is_ok());
+        assert!(check_addresses(at("127.0.0.1:0"), at("127.0.0.1:0")).is_ok());
     }
 }
