@@ -44,14 +44,12 @@ fn confetti(lot: Cents) -> Html {
     }
 }
 
-/// Counts the amount won up from zero in `amount` (at once when the player asks for less motion); the
-/// returned interval stops it when dropped.
+/// Counts the amount won up from zero in `amount`; the returned interval stops it when dropped. The
+/// element says `data-counted="true"` once the count reaches the amount (tests wait for it).
 fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::Interval> {
+    let element = amount.cast::<web_sys::Element>()?;
     // Yew's own text node, changed in place, so that Yew's next render of it finds what it made.
-    let text = amount.cast::<web_sys::Element>()?.first_child()?;
-    if super::scratch_zone::prefers_reduced_motion() {
-        return None;
-    }
+    let text = element.first_child()?;
     let start = js_sys::Date::now();
     // Longer for a bigger win: 0.6 s for a few euros, about 2 s for 40 000 €.
     let duration = 600.0 + 300.0 * (target.0 as f64 / 100.0).max(1.0).log10();
@@ -61,6 +59,9 @@ fn count_up(amount: &NodeRef, target: Cents) -> Option<gloo_timers::callback::In
         let shown =
             if t >= 1.0 { target } else { Cents((target.0 as f64 * (1.0 - (1.0 - t).powi(3)) / 100.0) as u64 * 100) };
         text.set_node_value(Some(&shown.to_string()));
+        if t >= 1.0 {
+            _ = element.set_attribute("data-counted", "true");
+        }
     }))
 }
 
@@ -80,9 +81,11 @@ pub fn ticket_result(props: &ResultProps) -> Html {
         }
         in_play.is_some()
     };
+    // A win the player watches end counts up, unless they ask for less motion.
+    let counts_up = props.completed && won && watched && !super::scratch_zone::prefers_reduced_motion();
     {
         let amount = amount.clone();
-        let counted = (props.completed && won && watched).then(|| (props.ticket_id.clone(), props.lot));
+        let counted = counts_up.then(|| (props.ticket_id.clone(), props.lot));
         use_effect_with(counted, move |counted| {
             let counting = counted.as_ref().and_then(|(_, lot)| count_up(&amount, *lot));
             move || drop(counting)
@@ -97,7 +100,8 @@ pub fn ticket_result(props: &ResultProps) -> Html {
         <div class={classes!("result", won.then_some("won"), celebration(lot))} role="status" data-testid="result">
             if won {
                 <span class="result-title">{ "Gagné !" }</span>
-                <span class="result-amount" ref={amount} data-testid="result-amount">{ lot.to_string() }</span>
+                <span class="result-amount" ref={amount} data-testid="result-amount"
+                    data-counted={(!counts_up).to_string()}>{ lot.to_string() }</span>
             } else {
                 <span class="result-title">{ "Pas de gain cette fois" }</span>
             }

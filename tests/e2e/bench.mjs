@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { root, launchBrowser, startTicketServer, firstLoadFiles } from './support.mjs';
+import { root, launchBrowser, nextFrame, startTicketServer, firstLoadFiles } from './support.mjs';
 
 const kb = bytes => `${(bytes / 1000).toFixed(1).padStart(8)} KB`;
 const verdict = met => (met ? 'met' : 'MISSED');
@@ -131,7 +131,7 @@ async function pointerMoveTimes(base, browser) {
   for (let k = 0; k < 300; k++) {
     const step = k % 200;
     await page.mouse.move(box.x + 2 + (step < 100 ? step : 200 - step) * (box.width - 4) / 100, y);
-    await page.waitForTimeout(16);
+    await nextFrame(page);
   }
   await page.mouse.up();
   const { moves, frames, isolated } = await page.evaluate(() => ({ moves: window.moveTimes, frames: window.frameTimes, isolated: crossOriginIsolated }));

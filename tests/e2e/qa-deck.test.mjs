@@ -100,7 +100,7 @@ test('the deck’s first ticket wins 40 000 €: credit, history and banner in o
   });
   await page.click('[data-testid=history-item-1]');
   await page.waitForSelector('[data-testid=recall]');
-  await page.waitForTimeout(1500);
+  await page.waitForSelector('[data-testid=result-amount][data-counted=true]');
   assert.deepEqual((await page.evaluate(() => window.amountsShown)).map(a => a.replace(/\s/g, ' ')), ['40 000,00 €'], 'the final amount at once');
   assert.match(await page.locator('[data-testid=recall]').textContent(), /Rappel du ticket N° E0-B1-0000000/);
   assert.match(await page.locator('[data-testid=result]').textContent(), /^Gagné !40\s000,00\s€$/, 'a past participle, and no « Rejouer » on a recall');

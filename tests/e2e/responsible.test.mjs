@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { artifacts, launchBrowser, startTicketServer, vegasBinary } from './support.mjs';
+import { artifacts, launchBrowser, startTicketServer, until, vegasBinary } from './support.mjs';
 
 let server, browser, base, dataDir;
 
@@ -73,6 +73,12 @@ async function setLimit(page, flow, span, euros) {
 async function buyAuto(page) {
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=result]', { timeout: 20000 });
+}
+
+/** Waits until the server says the session's reality check is due. */
+function realityCheckDue(page) {
+  const session = () => page.evaluate(async () => (await fetch('/api/responsible/session')).json());
+  return until(session, s => s.reality_check_due === true, { timeout: 60000, what: 'the reality check due' });
 }
 
 test('real money: identity, limits before money, the stake limit, a pending raise, a break', async () => {
@@ -162,9 +168,9 @@ test('the reality check comes after the chosen interval, and play goes on only o
   await page.waitForFunction(() => /30,00/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
   await buyAuto(page);
   // 15 minutes of the server's time are 15 real seconds. The page reckons the check's time on its own
-  // clock (here 60 times slower than the server's): the next purchase is what the server refuses, and
-  // the check shows.
-  await page.waitForTimeout(16000);
+  // clock (here 60 times slower than the server's): once the server says it is due, the next purchase
+  // is what the server refuses, and the check shows.
+  await realityCheckDue(page);
   await page.click('[data-testid=play-auto]');
   await page.waitForSelector('[data-testid=reality-check]');
   const facts = await page.locator('[data-testid=reality-facts]').textContent();
@@ -189,7 +195,7 @@ test('the reality check comes after the chosen interval, and play goes on only o
   credit('pointeuse', 30);
   await phone.page.click('[data-testid=back-to-game]');
   await phone.page.waitForFunction(() => /30,00/.test(document.querySelector('[data-testid=balance]')?.textContent ?? ''));
-  await phone.page.waitForTimeout(16000);
+  await realityCheckDue(phone.page);
   await phone.page.click('[data-testid=play-auto]');
   await phone.page.waitForSelector('[data-testid=reality-check]');
   await phone.page.screenshot({ path: join(artifacts, 'rg-08-reality-check-phone.png'), fullPage: false });

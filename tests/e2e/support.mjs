@@ -90,3 +90,19 @@ export async function startTicketServer({ database, instance = 0, args = [], dem
   stop();
   throw new Error('the ticket server did not start');
 }
+
+/** Waits for the page's next animation frame: the pace of a pointer or a finger moving over it. */
+export function nextFrame(page) {
+  return page.evaluate(() => new Promise(requestAnimationFrame));
+}
+
+/** Calls `probe` until `holds(value)`, or fails after `timeout` ms: waiting on a condition the page cannot signal. */
+export async function until(probe, holds, { timeout = 15000, what = 'the condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await probe();
+    if (holds(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} never held: ${JSON.stringify(value)}`);
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
+}

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { artifacts, launchBrowser, startTicketServer } from './support.mjs';
+import { artifacts, launchBrowser, nextFrame, startTicketServer, until } from './support.mjs';
 
 let server, browser, base;
 
@@ -60,14 +60,8 @@ async function lastTicket(page) {
 }
 
 /** Polls the player's last ticket until `holds(ticket)`; `waitForFunction` cannot: it takes an async predicate's promise for a truthy answer. */
-async function untilLastTicket(page, holds, timeout = 10000) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const ticket = await lastTicket(page);
-    if (ticket && holds(ticket)) return ticket;
-    if (Date.now() > deadline) throw new Error(`the last ticket never came to hold ${holds}: ${JSON.stringify(ticket)}`);
-    await page.waitForTimeout(200);
-  }
+function untilLastTicket(page, holds, timeout = 10000) {
+  return until(() => lastTicket(page), ticket => ticket && holds(ticket), { timeout, what: `the last ticket to hold ${holds}` });
 }
 
 /** Plays a ticket with « Auto » to its end, then « Rejouer »: the first ticket, once the next is on screen. */
@@ -348,12 +342,14 @@ test('zones scratched offline are recorded, and recalled, at the time they were 
   await scratch(page, 'poker-hand');
   await untilLastTicket(page, ticket => ticket.revealed.length === 1);
   await context.setOffline(true);
+  // What is checked is when each zone was scratched: the page's clock passes 3 s between them.
+  const threeSecondsLater = () => page.waitForFunction(t => Date.now() >= t, Date.now() + 3000);
   const bonusAt = seconds();
   await scratch(page, 'poker-bonus');
-  await page.waitForTimeout(3000);
+  await threeSecondsLater();
   const wheelAt = seconds();
   await scratch(page, 'roulette-wheel');
-  await page.waitForTimeout(3000);
+  await threeSecondsLater();
   const backAt = seconds();
   await context.setOffline(false);
   const { revealed, revealed_at: at } = await untilLastTicket(page, ticket => ticket.revealed.length === 3, 15000);
@@ -449,7 +445,7 @@ test('« Réessayer » sends a purchase waiting for its next try at once, as it 
   await page.click('[data-testid=play-jouez]');
   // Tries 0.5 s then 1 s apart; the fourth would wait 2 s more.
   await page.waitForFunction(() => document.querySelector('[data-testid=error]')?.textContent.includes('Connexion perdue'));
-  while (keys.length < 3) await page.waitForTimeout(20);
+  await until(() => keys.length, n => n >= 3, { what: 'three tries' });
   await page.click('[data-testid=retry-now]');
   const pressed = Date.now();
   await page.waitForSelector('[data-testid=choose-poker]');
@@ -466,7 +462,9 @@ test('a double click buys one ticket', async () => {
   const keys = await watchPurchases(page);
   await page.dblclick('[data-testid=play-jouez]');
   await page.waitForSelector('[data-testid=choose-poker]');
-  await page.waitForTimeout(300);
+  // A second purchase would have been sent by the second click's handler, before the next frames.
+  await nextFrame(page);
+  await nextFrame(page);
   assert.equal(keys.length, 1, 'one request');
   assert.equal(await ticketCount(page), 1);
   assert.equal(await balanceCents(page), start - 300);
