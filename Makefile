@@ -5,7 +5,7 @@ SHELL := /bin/bash
 E2E := tests/e2e
 export PATH := $(CURDIR)/$(E2E)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test test-suites tools dist bench bench-block bench-server bench-soak bench-soak-stalls bench-web preview update-baselines
+.PHONY: run test test-suites repository tools dist bench bench-block bench-server bench-soak bench-soak-stalls bench-web preview update-baselines
 
 tools:
 	@rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -20,6 +20,7 @@ tools:
 	@command -v openssl >/dev/null || (apt-get update && apt-get install -y openssl)
 	@command -v sqlite3 >/dev/null || (apt-get update && apt-get install -y sqlite3)
 	@command -v promtool >/dev/null || (apt-get update && apt-get install -y prometheus)
+	@cargo modules --version 2>/dev/null | grep -q 0.27 || cargo install --locked cargo-modules@0.27.0
 	@command -v patroni >/dev/null && command -v etcd >/dev/null || (apt-get update && apt-get install -y patroni etcd-server)
 
 # The game in dist/, then the designers' preview in dist/preview/, the « Vérifier » page in dist/verifier/ and
@@ -43,8 +44,9 @@ run: dist
 test: dist
 	tests/pg/cluster.sh run -- $(MAKE) --no-print-directory test-suites
 
-test-suites:
+test-suites: repository
 	cargo fmt --check
+	tests/layering.sh
 	cargo clippy --locked --all-targets -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --test web --features preview -- -D warnings
@@ -55,6 +57,11 @@ test-suites:
 	cargo build --release --locked
 	tests/contract/run.sh
 	cd $(E2E) && node --test --test-concurrency=1 ./*.test.mjs
+
+# The repository holds sources: no tracked file over 5 MB (a core dump, a profile, a build's output).
+repository:
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 5000000 { print $$2 " (" $$1 " bytes)" }'); \
+	if [ -n "$$big" ]; then echo "tracked files over 5 MB: $$big" >&2; exit 1; fi
 
 bench: bench-block bench-server bench-web
 

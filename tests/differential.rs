@@ -22,9 +22,10 @@ use vegas::block::Scheme;
 use vegas::money::Cents;
 use vegas::play::Mode;
 use vegas::server::names::PlayerName;
+use vegas::server::store::Identity;
 use vegas::server::store::back_office::{Adjustment, AuditEntry, Withdrawal};
 use vegas::server::store::ledger;
-use vegas::server::store::responsible::{Actor, Flow, Identity, Pause, PauseKind, Span};
+use vegas::server::store::responsible::{Actor, Flow, Pause, PauseKind, Span};
 use vegas::server::store::{Credit, Funding, NewBlock, NewPlayer, SaleRequest, Store};
 
 const SEED: u64 = 0x5eed_0047;

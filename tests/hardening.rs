@@ -705,11 +705,12 @@ fn audit_verify_names_the_row_rewritten_behind_the_logs_back() {
     assert!(broken.contains("audit log broken: audit log row 4"), "{broken}");
 }
 
-/// The operator's CLI beside a server that sells: 200 `vegas wallet credit` while guests buy without a
+/// The operator's CLI beside a server that sells: 50 `vegas wallet credit` while guests buy without a
 /// pause, every one made (none refused for the server holding the store), and the purchases' latency
 /// while they ran printed (a figure, not a target of this test: `make bench-server` measures it paced).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
+async fn fifty_cli_credits_beside_a_selling_server_are_all_made() {
+    const CREDITS: usize = 50;
     let dir = private_dir();
     let server = demo_server(&dir, &NO_RATE_LIMIT);
     let (http, base) = (Client::new(), server.base());
@@ -758,7 +759,7 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
     }
     let data = dir.path().to_owned();
     let credited = tokio::task::spawn_blocking(move || {
-        (0..200)
+        (0..CREDITS)
             .map(|i| {
                 let started = Instant::now();
                 vegas(
@@ -778,7 +779,7 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
     let slowest_credit = credited.iter().max().unwrap();
     // Straight to the process's stderr, past the test harness's capture: `make test` shows the figure.
     let figure = format!(
-        "200 CLI credits beside the server, none refused (slowest {slowest_credit:?}); {} purchases meanwhile: p50 \
+        "{CREDITS} CLI credits beside the server, none refused (slowest {slowest_credit:?}); {} purchases meanwhile: p50 \
             {:?}, p99 {:?}\n",
         latencies.len(),
         at(0.5),
@@ -788,10 +789,10 @@ async fn two_hundred_cli_credits_beside_a_selling_server_are_all_made() {
     let me = send(http.get(format!("{base}/api/me")).bearer_auth(&token)).await.1;
     assert_eq!(
         me["balance_cents"],
-        100 * 200 + 10_000,
-        "the 200 credits, and the demo money an account starts with: {me}"
+        100 * CREDITS + 10_000,
+        "the {CREDITS} credits, and the demo money an account starts with: {me}"
     );
     assert!(latencies.len() > 200, "the server sold all along: {}", latencies.len());
     let audit = String::from_utf8(vegas(dir.path(), &["audit", "show", "--limit", "1000"]).stdout).unwrap();
-    assert_eq!(audit.matches("wallet_credited").count(), 200);
+    assert_eq!(audit.matches("wallet_credited").count(), CREDITS);
 }

@@ -13,10 +13,12 @@
 //!
 //! It runs on the old composer ([`Scheme::V1`]) and its design too, and must find each of their tells.
 
-use super::*;
+use super::{Cents, Design, Scheme, Seed, Ticket, compose_ticket, lot_of, shuffled_lots};
 use crate::rules::jackpot::read_reels;
 use crate::rules::{Reel, ReelsWin};
+use rayon::prelude::*;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
+use std::collections::BTreeMap;
 
 /// Significance level of each statistic.
 const ALPHA: f64 = 1e-4;

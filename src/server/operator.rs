@@ -2,7 +2,7 @@
 //! (`vegas player show`) and the national ban file (`vegas exclusions import`).
 
 use super::dates::{self, utc};
-use super::store::responsible::Identity;
+use super::store::Identity;
 use super::store::{Store, StoreError};
 use crate::money::Cents;
 use std::fmt::Write;

@@ -15,16 +15,16 @@ use serde::Deserialize;
 /// The most one withdrawal may ask: 100 000 €.
 const WITHDRAWAL_MAX_CENTS: u64 = 10_000_000;
 
-impl From<Withdrawal> for WithdrawalInfo {
-    fn from(w: Withdrawal) -> WithdrawalInfo {
-        WithdrawalInfo {
-            id: w.id,
-            amount_cents: w.amount.0,
-            asked_at: w.asked_at,
-            state: w.state.as_str().into(),
-            decided_at: w.decided_at,
-            reason: w.reason,
-        }
+/// A withdrawal as the API shows it (a function, not a `From`: the shared `api` types know nothing of
+/// the server's).
+fn shown(w: Withdrawal) -> WithdrawalInfo {
+    WithdrawalInfo {
+        id: w.id,
+        amount_cents: w.amount.0,
+        asked_at: w.asked_at,
+        state: w.state.as_str().into(),
+        decided_at: w.decided_at,
+        reason: w.reason,
     }
 }
 
@@ -64,7 +64,7 @@ pub async fn ask(
     }
     let withdrawal = state.store.ask_withdrawal(&player.id, Cents(body.amount_cents), state.config.clock.now()).await?;
     let balance = state.store.player(&player.id).await?.balance;
-    Ok(ApiJson(WithdrawalAsked { withdrawal: withdrawal.into(), balance_cents: balance.0 }))
+    Ok(ApiJson(WithdrawalAsked { withdrawal: shown(withdrawal), balance_cents: balance.0 }))
 }
 
 /// `GET /api/wallet/withdrawals`: the player's withdrawals, oldest first, with what became of each.
@@ -72,5 +72,5 @@ pub async fn ask(
     responses((status = 200, description = "The player's withdrawals", body = Vec<WithdrawalInfo>), SessionRefusals))]
 pub async fn list(State(state): State<AppState>, player: Player) -> Result<ApiJson<Vec<WithdrawalInfo>>, ApiError> {
     let withdrawals = state.store.withdrawals(None, Some(&player.id), 200).await?;
-    Ok(ApiJson(withdrawals.into_iter().map(Into::into).collect()))
+    Ok(ApiJson(withdrawals.into_iter().map(shown).collect()))
 }

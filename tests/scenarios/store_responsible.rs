@@ -2,7 +2,8 @@
 //! raises that wait, pauses nothing lifts, reality checks, the ban file, and the record of it all.
 
 use super::*;
-use vegas::server::store::responsible::{Actor, ChangeKind, Flow, Identity, LimitRefusal, Pause, PauseKind, Span};
+use vegas::server::store::Identity;
+use vegas::server::store::responsible::{Actor, ChangeKind, Flow, LimitRefusal, Pause, PauseKind, Span};
 
 const HOUR: i64 = 3600;
 const DAY: i64 = 24 * HOUR;

@@ -3,7 +3,7 @@
 
 use super::back_office::{AuditNote, append};
 use super::error::{Already, Failure};
-use super::ledger::Account;
+use super::postings::Account;
 use super::rows::{self, Columns};
 use super::sql::BLOCK_QUERY;
 use super::tx::Tx;

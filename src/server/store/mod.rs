@@ -20,6 +20,7 @@ pub mod ledger;
 mod plan;
 mod players;
 pub mod postgres;
+pub mod postings;
 mod records;
 pub mod responsible;
 mod rows;

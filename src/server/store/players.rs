@@ -1,7 +1,7 @@
 //! Players, guests and their sessions, and the purge of what no one will come back for.
 
 use super::error::{Failure, why_not_registered};
-use super::ledger::Account;
+use super::postings::Account;
 use super::responsible::sql::{CREATE_SESSION, SESSION};
 use super::responsible::units::{banned, deposit};
 use super::responsible::{SessionRecord, session_from};

@@ -2,7 +2,6 @@
 //! with no database type in them.
 
 use super::StoreError;
-use super::responsible::Identity;
 use crate::block::{Hash, LotCode, Scheme, Seed};
 use crate::money::Cents;
 use crate::payload::Serial;
@@ -272,5 +271,42 @@ impl TicketRecord {
             revealed_at.resize(after.len(), now);
         }
         TicketRecord { revealed: after, revealed_at, ..self.clone() }
+    }
+}
+
+/// The identity a real-money player declares, as the ban file is matched against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub first_name: String,
+    pub last_name: String,
+    /// `YYYY-MM-DD`.
+    pub birth_date: String,
+}
+
+impl Identity {
+    /// The key a ban file's line and a player's identity match on: names without accents, case,
+    /// spaces, hyphens or apostrophes, and the date of birth.
+    pub fn key(&self) -> String {
+        format!("{}|{}|{}", fold(&self.last_name), fold(&self.first_name), self.birth_date)
+    }
+}
+
+fn fold(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfkd().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Identity;
+
+    #[test]
+    fn identities_match_whatever_the_accents_case_and_hyphens() {
+        let declared =
+            Identity { first_name: "Jean-Émile".into(), last_name: "D'Arc".into(), birth_date: "1990-02-03".into() };
+        let listed =
+            Identity { first_name: "JEAN EMILE".into(), last_name: "darc".into(), birth_date: "1990-02-03".into() };
+        assert_eq!(declared.key(), listed.key());
+        assert_ne!(declared.key(), Identity { birth_date: "1990-02-04".into(), ..listed }.key());
     }
 }

@@ -2,7 +2,7 @@
 //! settlement ticket by ticket. A sale itself is each engine's hot path (`sqlite`, `postgres`).
 
 use super::error::Failure;
-use super::ledger::Transfer;
+use super::postings::Transfer;
 use super::rows::{self, Columns};
 use super::sql::{self, TICKET_COLUMNS};
 use super::tx::{Tx, Value};

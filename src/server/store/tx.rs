@@ -4,7 +4,7 @@
 //! batches) is a function over `&mut dyn Tx`, run by [`super::Store`] as a read, a snapshot or a write.
 
 use super::error::{Failure, StoreError};
-use super::ledger::{Account, Transfer};
+use super::postings::{Account, Transfer};
 use super::rows::Columns;
 use std::future::Future;
 use std::pin::Pin;

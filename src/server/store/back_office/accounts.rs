@@ -4,7 +4,7 @@
 use super::audit::{AuditNote, append};
 use crate::money::Cents;
 use crate::server::store::error::{Already, Failure};
-use crate::server::store::ledger::Account;
+use crate::server::store::postings::Account;
 use crate::server::store::responsible::units::close_account;
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Row, Tx};

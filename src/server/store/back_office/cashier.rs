@@ -5,7 +5,7 @@ use super::accounts::player_target;
 use super::audit::{AuditNote, append};
 use crate::money::Cents;
 use crate::server::store::error::{Already, Failure};
-use crate::server::store::ledger::{Account, Transfer, TransferKind};
+use crate::server::store::postings::{Account, Transfer, TransferKind};
 use crate::server::store::responsible::units::deposit;
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Row, Tx, Value};

@@ -2,7 +2,7 @@
 
 use crate::money::Cents;
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::Account;
+use crate::server::store::postings::Account;
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Row, Tx};
 use crate::server::store::{Store, StoreError, cents};

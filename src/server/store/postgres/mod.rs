@@ -19,7 +19,7 @@
 //! and due tickets are settled in batches of two statements ([`settle`]).
 
 use super::error::Failure;
-use super::ledger::Transfer;
+use super::postings::Transfer;
 use super::rows::LotsCache;
 use super::tx::{Access, Work, WorkFn};
 use super::{Sale, SaleRequest, StoreError, sql_amount};
@@ -141,7 +141,8 @@ impl PostgresStore {
         core.migrate().await?;
         // The accounts money enters the game from, with their shards (opening them again is a no-op).
         let client = core.connection().await?;
-        for account in [super::ledger::Account::Cash, super::ledger::Account::Demo, super::ledger::Account::Withdrawals]
+        for account in
+            [super::postings::Account::Cash, super::postings::Account::Demo, super::postings::Account::Withdrawals]
         {
             super::tx::Tx::open_account(&mut PgTx(&client), &account).await?;
         }

@@ -17,7 +17,7 @@ use crate::block::lot_of;
 use crate::payload::Serial;
 use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::{Account, Transfer};
+use crate::server::store::postings::{Account, Transfer};
 use crate::server::store::responsible::sql::{self, stake_base};
 use crate::server::store::responsible::units::take_stake;
 use crate::server::store::responsible::window_starts;

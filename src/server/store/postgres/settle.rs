@@ -5,7 +5,7 @@
 use super::{Isolation, PostgresStore, RETRIES, shard_of, unsigned};
 use crate::money::Cents;
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::Transfer;
+use crate::server::store::postings::Transfer;
 use crate::server::store::sql;
 use crate::server::store::{DuePlace, SettleReport, StoreError, cents, sql_amount};
 use deadpool_postgres::Transaction;

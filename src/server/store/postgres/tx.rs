@@ -5,7 +5,7 @@
 use super::{STRIPES, shard_of, stripe_start};
 use crate::server::store::StoreError;
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::{Account, Transfer};
+use crate::server::store::postings::{Account, Transfer};
 use crate::server::store::tx::{Layout, Row, Tx, Value};
 use bytes::BytesMut;
 use deadpool_postgres::GenericClient;

@@ -516,28 +516,6 @@ pub fn session_from(r: &impl crate::server::store::rows::Columns) -> Result<Sess
 /// The minutes a reality check may come after.
 pub const REALITY_INTERVALS: [u32; 3] = [15, 30, 60];
 
-/// The identity a real-money player declares, as the ban file is matched against it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identity {
-    pub first_name: String,
-    pub last_name: String,
-    /// `YYYY-MM-DD`.
-    pub birth_date: String,
-}
-
-impl Identity {
-    /// The key a ban file's line and a player's identity match on: names without accents, case,
-    /// spaces, hyphens or apostrophes, and the date of birth.
-    pub fn key(&self) -> String {
-        format!("{}|{}|{}", fold(&self.last_name), fold(&self.first_name), self.birth_date)
-    }
-}
-
-fn fold(name: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    name.nfkd().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,15 +607,5 @@ mod tests {
             raise.confirmable(raise.lapses_at),
             Err(StoreError::RaiseLapsed { lapsed_at: 1_000 + 48 * 3600 + 7 * 86_400 })
         );
-    }
-
-    #[test]
-    fn identities_match_whatever_the_accents_case_and_hyphens() {
-        let declared =
-            Identity { first_name: "Jean-Émile".into(), last_name: "D'Arc".into(), birth_date: "1990-02-03".into() };
-        let listed =
-            Identity { first_name: "JEAN EMILE".into(), last_name: "darc".into(), birth_date: "1990-02-03".into() };
-        assert_eq!(declared.key(), listed.key());
-        assert_ne!(declared.key(), Identity { birth_date: "1990-02-04".into(), ..listed }.key());
     }
 }

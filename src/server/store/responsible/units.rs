@@ -9,7 +9,7 @@ use super::{
 use crate::money::Cents;
 use crate::rules::prize_table::TICKET_PRICE;
 use crate::server::store::error::{Already, Failure};
-use crate::server::store::ledger::{Account, Transfer};
+use crate::server::store::postings::{Account, Transfer};
 use crate::server::store::rows::Columns;
 use crate::server::store::tx::{Tx, Value};
 use crate::server::store::{Credit, Funding, SaleRequest, Store, StoreError, cents, sql_amount};
@@ -131,7 +131,7 @@ impl Store {
         self.read((player_id.to_owned(), since), |tx, (player, since)| Box::pin(summary(tx, player, *since))).await
     }
 
-    /// Replaces the national ban file with these identity keys ([`super::Identity::key`]); every
+    /// Replaces the national ban file with these identity keys ([`crate::server::store::Identity::key`]); every
     /// account they match is closed: paused for good, its sessions ended, its balance paid out to
     /// `cash` as a withdrawal. Returns the accounts closed, with what each was paid.
     pub async fn import_bans(&self, keys: Vec<String>, now: i64) -> Result<Vec<(String, Cents)>, StoreError> {

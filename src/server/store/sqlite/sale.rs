@@ -5,7 +5,7 @@ use super::tx::{LAYOUT, SqliteTx};
 use crate::block::{LotCode, lot_of};
 use crate::payload::Serial;
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::Transfer;
+use crate::server::store::postings::Transfer;
 use crate::server::store::responsible::sql;
 use crate::server::store::responsible::units::take_stake;
 use crate::server::store::rows::LotsCache;

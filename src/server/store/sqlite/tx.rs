@@ -2,7 +2,7 @@
 //! parameter is bound by the name SQLite gives it, so the statements are PostgreSQL's text as it is.
 
 use crate::server::store::error::Failure;
-use crate::server::store::ledger::{Account, Transfer};
+use crate::server::store::postings::{Account, Transfer};
 use crate::server::store::tx::{Layout, Row, Tx, Value};
 use crate::server::store::{StoreError, sql_amount};
 use rusqlite::types::{ToSqlOutput, ValueRef};
