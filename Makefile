@@ -48,11 +48,13 @@ test-suites: repository
 	cargo fmt --check
 	tests/layering.sh
 	cargo clippy --locked --all-targets -- -D warnings
+	cargo clippy --locked --all-targets --features sqlite-gathered-wal -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --test web --features preview -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --features verify -- -D warnings
 	cargo clippy --locked --target wasm32-unknown-unknown --lib --bins --features responsible -- -D warnings
 	cargo test --locked -- --include-ignored
+	cargo test --locked --features sqlite-gathered-wal --lib --test store --test crash -- sqlite acknowledged_purchases_survive_sigkill
 	CHROMEDRIVER=/usr/bin/chromedriver cargo test --locked --target wasm32-unknown-unknown --features preview --test web
 	cargo build --release --locked
 	tests/contract/run.sh

@@ -9,6 +9,7 @@ builds=(
   "--lib"
   "--lib --cfg-test"
   "--lib --features failpoints"
+  "--lib --features sqlite-gathered-wal"
   "--bin vegas"
   "--bin vegas --cfg-test"
   "--lib $wasm"

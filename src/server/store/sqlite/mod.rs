@@ -5,6 +5,8 @@
 //! when the server starts.
 
 mod checkpoint;
+#[cfg(feature = "sqlite-gathered-wal")]
+mod gathered_wal;
 mod sale;
 mod tx;
 mod writer;
@@ -83,7 +85,10 @@ impl SqliteStore {
     pub fn open(path: &Path, opening: Opening) -> Result<SqliteStore, StoreError> {
         // Measured before this connection writes to the WAL: what is there now, an earlier process left.
         let left = checkpoint::wal_bytes(path);
+        #[cfg(not(feature = "sqlite-gathered-wal"))]
         let mut conn = Connection::open(path)?;
+        #[cfg(feature = "sqlite-gathered-wal")]
+        let mut conn = gathered_wal::open(path)?;
         // A sale changes a few rows at random places (the buyer's wallet, the buyer's index entries):
         // SQLite writes each changed page whole to the WAL, so small pages write less. Only a new
         // database takes it; an existing one keeps its page size.
@@ -91,6 +96,8 @@ impl SqliteStore {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        #[cfg(feature = "sqlite-gathered-wal")]
+        gathered_wal::check(&conn)?;
         migrate(&mut conn)?;
         if opening == Opening::Server && left > 0 {
             checkpoint::after_crash(&conn, left);
