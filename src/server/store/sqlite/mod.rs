@@ -4,6 +4,7 @@
 //! versioned (`migrations/`, applied by refinery on open), so an existing data directory is migrated
 //! when the server starts.
 
+mod build_flags;
 mod checkpoint;
 #[cfg(feature = "sqlite-gathered-wal")]
 mod gathered_wal;
@@ -83,6 +84,7 @@ pub enum Opening {
 impl SqliteStore {
     /// Opens (creating if need be) the store in `path`, migrating its schema to the newest version.
     pub fn open(path: &Path, opening: Opening) -> Result<SqliteStore, StoreError> {
+        build_flags::check()?;
         // Measured before this connection writes to the WAL: what is there now, an earlier process left.
         let left = checkpoint::wal_bytes(path);
         #[cfg(not(feature = "sqlite-gathered-wal"))]
