@@ -61,7 +61,13 @@ async fn a_real_money_server_mints_nothing_and_the_wallet_cli_funds_a_player() {
     let identity = json!({"name": "alice", "password": "correct horse", "first_name": "Alice", "last_name": "Durand",
         "birth_date": "1985-07-14"});
     let response = http.post(format!("{base}/api/register")).json(&identity).send().await.unwrap();
-    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let cookie = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|c| c.to_str().unwrap().to_owned())
+        .find(|c| c.starts_with("vegas_session="))
+        .unwrap();
     assert!(!cookie.contains("Secure"), "plain HTTP on loopback (a local run) keeps its cookie: {cookie}");
     let (status, body): (_, Value) = (response.status(), response.json().await.unwrap());
     assert_eq!(status, StatusCode::OK, "{body}");

@@ -416,7 +416,14 @@ async fn register_login_logout() {
     let creds = json!({"name": "lucie", "password": "trèfle-à-quatre"});
     let r = s.http.post(s.url("/api/register")).json(&creds).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
-    let cookie = r.headers()["set-cookie"].to_str().unwrap();
+    // The session's cookie, among the others the answer sets (in no set order).
+    let cookie = r
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|c| c.to_str().unwrap())
+        .find(|c| c.starts_with("vegas_session="))
+        .unwrap();
     assert!(
         cookie.contains("; HttpOnly") && cookie.contains("; SameSite=Strict") && cookie.contains("; Secure"),
         "{cookie}"
